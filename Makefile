@@ -1,0 +1,24 @@
+# The two commands of the README:
+#   make run   installs, builds and starts tandem-server on the embedded model,
+#              then streams a completion from it with tandem-cli
+#   make test  installs, builds and runs every CPU test
+BUILD ?= build
+JOBS ?= $(shell nproc)
+
+.PHONY: deps build run test clean
+
+deps:
+	./scripts/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	./scripts/run-demo.sh $(BUILD)
+
+test: build
+	ctest --test-dir $(BUILD) -LE gpu --output-on-failure -j 2
+
+clean:
+	rm -rf $(BUILD)

