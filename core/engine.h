@@ -1,0 +1,74 @@
+// The engine: a public API of enqueue / cancel / shutdown in front of one
+// thread that owns the scheduler and the model runner.
+#ifndef TANDEM_CORE_ENGINE_H_
+#define TANDEM_CORE_ENGINE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "core/engine_observer.h"
+#include "core/generation_request.h"
+#include "core/gpt2_tokenizer.h"
+#include "core/model_runner.h"
+#include "core/request_queue.h"
+#include "core/scheduler.h"
+
+namespace tandem {
+
+struct EngineOptions {
+  int32_t max_queue = 256;  // requests waiting for a slot before RESOURCE_EXHAUSTED
+  int32_t max_prefill_tokens_per_step = 2048;
+};
+
+// Threading: Submit, Cancel and Shutdown may be called from any thread. The
+// engine thread (started by the constructor) is the only one that touches the
+// scheduler and the runner, and the only one that calls the sinks.
+class Engine {
+ public:
+  // Takes ownership of `runner`. `tokenizer` and `observer` (may be null)
+  // must outlive the engine.
+  Engine(EngineOptions options, std::unique_ptr<ModelRunner> runner,
+         const Gpt2Tokenizer* tokenizer, EngineObserver* observer);
+  ~Engine();  // Shutdown(absl::ZeroDuration()) unless already shut down.
+
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Validates and queues `request`; returns its id for Cancel(). Errors:
+  // INVALID_ARGUMENT (bad request), RESOURCE_EXHAUSTED (queue full),
+  // UNAVAILABLE (shutting down). On error the sink is never called.
+  absl::StatusOr<uint64_t> Submit(GenerationRequest request);
+  // Cancels a request; its slot is freed before the next step runs.
+  void Cancel(uint64_t id);
+  // Stops accepting requests, lets running ones finish for up to `grace`,
+  // then finishes the rest with FinishReason::kShutdown and joins the thread.
+  // Returns the number of requests that had to be cut off.
+  int Shutdown(absl::Duration grace);
+
+  const ModelDescription& model() const { return model_; }
+  const RequestLimits& limits() const { return limits_; }
+
+ private:
+  void Loop();      // the engine thread's body
+  void RunStep();   // one scheduling + model step
+  void ReportLoad();  // to the queue (admission bound) and the observer
+
+  const ModelDescription model_;
+  const RequestLimits limits_;
+  std::unique_ptr<ModelRunner> runner_;
+  EngineObserver* observer_;
+  RequestQueue queue_;
+  Scheduler scheduler_;
+  std::atomic<uint64_t> next_id_{1};
+  std::atomic<int> cut_off_{0};
+  std::atomic<bool> shut_down_{false};
+  std::thread thread_;
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_ENGINE_H_

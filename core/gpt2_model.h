@@ -1,0 +1,50 @@
+// GPT-2's forward pass over static KV slots.
+#ifndef TANDEM_CORE_GPT2_MODEL_H_
+#define TANDEM_CORE_GPT2_MODEL_H_
+
+#include <cstdint>
+
+#include <ATen/ATen.h>
+
+#include "core/gpt2_config.h"
+#include "core/gpt2_weights.h"
+#include "core/kv_cache.h"
+
+namespace tandem {
+
+// Stateless apart from its weights: K/V live in the KvCache passed in.
+// Threading: engine thread only (the cache is written in place).
+class Gpt2Model {
+ public:
+  Gpt2Model(Gpt2Config config, Gpt2Weights weights);
+
+  // Runs a prompt `tokens` [T] (int64, on the model's device) for `slot`,
+  // writing its K/V at positions [0, T). Returns float32 logits [T, V] when
+  // `all_logits`, else the last position's logits [1, V].
+  at::Tensor Prefill(int64_t slot, const at::Tensor& tokens, KvCache* cache,
+                     bool all_logits = false) const;
+
+  // One decode step for B sequences: `slots`, `tokens`, `positions` are [B]
+  // int64 on the device; token b is written at position positions[b] of slot
+  // slots[b], and attends to positions [0, positions[b]]. `attend_len` must be
+  // > every position (the host knows it: max(positions) + 1). Returns float32
+  // logits [B, V].
+  at::Tensor Decode(const at::Tensor& slots, const at::Tensor& tokens,
+                    const at::Tensor& positions, int64_t attend_len,
+                    KvCache* cache) const;
+
+  const Gpt2Config& config() const { return config_; }
+  const Gpt2Weights& weights() const { return weights_; }
+
+ private:
+  // The MLP half of block `layer`, applied to residual stream x [N, C].
+  at::Tensor MlpResidual(int64_t layer, const at::Tensor& x) const;
+  at::Tensor Logits(const at::Tensor& x) const;  // [N, C] -> float32 [N, V]
+
+  Gpt2Config config_;
+  Gpt2Weights weights_;
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_GPT2_MODEL_H_

@@ -1,0 +1,208 @@
+#include "core/model_loader.h"
+
+#include <sys/stat.h>
+
+#include <cstring>
+#include <fstream>
+
+#include <ATen/ATen.h>
+#include <ATen/Context.h>
+#include <torch/version.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "core/embedded_vocab.h"
+#include "core/gpt2_runner.h"
+#include "core/logging.h"
+#include "core/safetensors_writer.h"
+#include "core/status_macros.h"
+
+namespace tandem {
+namespace {
+
+bool FileExists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+absl::StatusOr<at::Device> ParseDevice(const std::string& name) {
+  std::string resolved = name;
+  if (resolved == "auto") resolved = CudaAvailable() ? "cuda" : "cpu";
+  if (resolved == "cpu") return at::Device(at::kCPU);
+  if (absl::StartsWith(resolved, "cuda")) {
+    if (!CudaAvailable()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--device=", name, ": this build of Tandem has no CUDA device available "
+          "(LibTorch ", TorchVersion(), ")"));
+    }
+    try {
+      return at::Device(resolved);
+    } catch (const std::exception& e) {
+      return absl::InvalidArgumentError(absl::StrCat("--device=", name, ": ", e.what()));
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--device=", name, ": expected cpu, cuda, cuda:N or auto"));
+}
+
+absl::StatusOr<at::ScalarType> ParseDtype(const std::string& name, at::Device device) {
+  if (name == "auto") return device.is_cuda() ? at::kBFloat16 : at::kFloat;
+  if (name == "float32" || name == "fp32") return at::kFloat;
+  if (name == "float16" || name == "fp16") return at::kHalf;
+  if (name == "bfloat16" || name == "bf16") return at::kBFloat16;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "dtype \"", name, "\": expected float32, float16, bfloat16 or auto"));
+}
+
+std::string DtypeName(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kHalf: return "float16";
+    case at::kBFloat16: return "bfloat16";
+    default: return "float32";
+  }
+}
+
+SafetensorsDType SafetensorsTypeFor(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kHalf: return SafetensorsDType::kF16;
+    case at::kBFloat16: return SafetensorsDType::kBF16;
+    default: return SafetensorsDType::kF32;
+  }
+}
+
+absl::Status WriteText(const std::string& path, absl::string_view text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+std::string BaseName(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+std::string TorchVersion() { return TORCH_VERSION; }
+
+bool CudaAvailable() { return at::hasCUDA(); }
+
+absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> LoadTokenizer(
+    const std::string& model_dir) {
+  if (model_dir.empty()) {
+    return Gpt2Tokenizer::FromStrings(EmbeddedGpt2VocabJson(), EmbeddedGpt2Merges());
+  }
+  const std::string vocab = model_dir + "/vocab.json";
+  const std::string merges = model_dir + "/merges.txt";
+  if (!FileExists(vocab) || !FileExists(merges)) {
+    return absl::NotFoundError(absl::StrCat(
+        model_dir, ": expected vocab.json and merges.txt (GPT-2's byte-level BPE)"));
+  }
+  return Gpt2Tokenizer::FromFiles(vocab, merges);
+}
+
+absl::StatusOr<LoadedModel> LoadModel(const ModelOptions& options) {
+  const absl::Time start = absl::Now();
+  ASSIGN_OR_RETURN(const at::Device device, ParseDevice(options.device));
+  ASSIGN_OR_RETURN(const at::ScalarType dtype, ParseDtype(options.dtype, device));
+  if (device.is_cpu() && dtype == at::kHalf) {
+    return absl::InvalidArgumentError(
+        "--dtype=float16 is not supported on the CPU; use float32 or bfloat16");
+  }
+  LoadedModel loaded;
+  ASSIGN_OR_RETURN(loaded.tokenizer, LoadTokenizer(options.model_dir));
+  Gpt2Weights weights;
+  std::string name;
+  if (options.model_dir.empty()) {
+    ASSIGN_OR_RETURN(loaded.config, Gpt2Config::Preset(options.embedded_size));
+    weights = Gpt2Weights::Random(loaded.config, options.embedded_seed)
+                  .To(dtype, device);
+    name = absl::StrCat(options.embedded_size, "-random");
+  } else {
+    ASSIGN_OR_RETURN(loaded.config,
+                     Gpt2Config::FromFile(options.model_dir + "/config.json"));
+    ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsFile> file,
+                     SafetensorsFile::Open(options.model_dir + "/model.safetensors"));
+    ASSIGN_OR_RETURN(weights, Gpt2Weights::Load(*file, loaded.config, dtype, device));
+    name = BaseName(options.model_dir);
+  }
+  const Gpt2Config& config = loaded.config;
+  if (loaded.tokenizer->vocab_size() > config.vocab_size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the tokenizer has ", loaded.tokenizer->vocab_size(),
+        " tokens but config.json's vocab_size is ", config.vocab_size));
+  }
+  const int32_t max_context =
+      options.max_context > 0 ? options.max_context : config.n_positions;
+  if (max_context > config.n_positions) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_context=", max_context, " exceeds the model's n_positions = ",
+        config.n_positions));
+  }
+  const int32_t slots =
+      options.max_slots > 0 ? options.max_slots : (device.is_cuda() ? 64 : 8);
+  auto cache = std::make_unique<KvCache>(
+      config.n_layer, slots, config.n_head, max_context, config.head_dim(),
+      at::TensorOptions().dtype(dtype).device(device));
+  ModelDescription description;
+  description.name = name;
+  description.architecture = "gpt2";
+  description.vocab_size = config.vocab_size;
+  description.max_context = max_context;
+  description.num_slots = slots;
+  description.num_layers = config.n_layer;
+  description.hidden_size = config.n_embd;
+  description.num_heads = config.n_head;
+  description.dtype = DtypeName(dtype);
+  description.device = device.str();
+  description.weight_bytes = weights.bytes();
+  description.kv_cache_bytes = cache->bytes();
+  auto model = std::make_unique<Gpt2Model>(config, std::move(weights));
+  loaded.runner = std::make_unique<Gpt2Runner>(description, std::move(model),
+                                               std::move(cache), device);
+  LogInfo("loaded model ", name, " (", config.n_layer, " layers, hidden ",
+          config.n_embd, ", ", config.n_head, " heads, vocab ", config.vocab_size,
+          ") on ", description.device, " in ", description.dtype, ": weights ",
+          absl::StrFormat("%.1f", description.weight_bytes / 1048576.0),
+          " MiB, KV slots ", slots, " x ", max_context, " positions = ",
+          absl::StrFormat("%.1f", description.kv_cache_bytes / 1048576.0),
+          " MiB, in ", absl::FormatDuration(absl::Trunc(absl::Now() - start,
+                                                           absl::Milliseconds(1))));
+  return loaded;
+}
+
+absl::Status WriteRandomCheckpoint(const std::string& dir,
+                                   const Gpt2Config& config, uint64_t seed,
+                                   const std::string& dtype_name) {
+  RETURN_IF_ERROR(config.Validate());
+  ASSIGN_OR_RETURN(const at::ScalarType dtype,
+                   ParseDtype(dtype_name == "auto" ? "float32" : dtype_name,
+                              at::Device(at::kCPU)));
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return absl::InternalError(absl::StrCat("cannot create ", dir, ": ",
+                                            std::strerror(errno)));
+  }
+  const Gpt2Weights weights = Gpt2Weights::Random(config, seed).To(dtype, at::kCPU);
+  SafetensorsWriter writer;
+  writer.SetMetadata("format", "pt");
+  writer.SetMetadata("tandem_seed", std::to_string(seed));
+  for (const auto& [name, tensor] : weights.Named()) {
+    const at::Tensor t = tensor.contiguous();
+    RETURN_IF_ERROR(writer.Add(
+        name, SafetensorsTypeFor(dtype), t.sizes().vec(),
+        absl::string_view(static_cast<const char*>(t.data_ptr()),
+                          t.numel() * t.element_size())));
+  }
+  RETURN_IF_ERROR(writer.WriteFile(dir + "/model.safetensors"));
+  RETURN_IF_ERROR(WriteText(dir + "/config.json", config.ToJson()));
+  RETURN_IF_ERROR(WriteText(dir + "/vocab.json", EmbeddedGpt2VocabJson()));
+  RETURN_IF_ERROR(WriteText(dir + "/merges.txt", EmbeddedGpt2Merges()));
+  return absl::OkStatus();
+}
+
+}  // namespace tandem

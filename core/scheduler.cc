@@ -1,0 +1,213 @@
+#include "core/scheduler.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace tandem {
+namespace {
+
+double Seconds(absl::Time from, absl::Time to) {
+  if (from == absl::InfinitePast() || to == absl::InfinitePast()) return 0;
+  return absl::ToDoubleSeconds(to - from);
+}
+
+}  // namespace
+
+Scheduler::Scheduler(SchedulerOptions options, const Gpt2Tokenizer* tokenizer,
+                     EngineObserver* observer)
+    : options_(options), tokenizer_(tokenizer), observer_(observer) {
+  // Hand out slot 0 first: the stack is filled in reverse.
+  for (int32_t slot = options_.num_slots - 1; slot >= 0; --slot) {
+    free_slots_.push_back(slot);
+  }
+}
+
+Scheduler::~Scheduler() = default;
+
+void Scheduler::Add(uint64_t sequence_id, GenerationRequest request) {
+  sequences_[sequence_id] =
+      std::make_unique<Sequence>(sequence_id, std::move(request), tokenizer_);
+  waiting_.push_back(sequence_id);
+}
+
+void Scheduler::Cancel(uint64_t sequence_id) {
+  if (sequences_.contains(sequence_id)) cancelled_.push_back(sequence_id);
+}
+
+void Scheduler::FinishAll(FinishReason reason, const absl::Status& error) {
+  std::vector<uint64_t> ids(waiting_.begin(), waiting_.end());
+  ids.insert(ids.end(), running_.begin(), running_.end());
+  const absl::Time now = absl::Now();
+  for (uint64_t id : ids) Retire(id, reason, now, "", error);
+  cancelled_.clear();
+}
+
+RowSampling Scheduler::SamplingFor(const Sequence& seq) const {
+  RowSampling sampling;
+  sampling.params = seq.request.sampling;
+  sampling.rng_offset = static_cast<int32_t>(seq.generated.size());
+  return sampling;
+}
+
+StepPlan Scheduler::Schedule(absl::Time now) {
+  for (uint64_t id : cancelled_) {
+    if (sequences_.contains(id)) Retire(id, FinishReason::kCancelled, now);
+  }
+  cancelled_.clear();
+  std::vector<uint64_t> expired;
+  for (const auto& [id, seq] : sequences_) {
+    if (now >= seq->request.deadline) expired.push_back(id);
+  }
+  for (uint64_t id : expired) Retire(id, FinishReason::kDeadline, now);
+
+  StepPlan plan;
+  // Running sequences decode first, so admission never delays them.
+  for (uint64_t id : running_) {
+    const Sequence& seq = *sequences_.at(id);
+    DecodeItem item;
+    item.sequence_id = id;
+    item.slot = seq.slot;
+    item.token = seq.generated.back();
+    item.position = static_cast<int32_t>(seq.request.prompt_token_ids.size() +
+                                         seq.generated.size() - 1);
+    item.sampling = SamplingFor(seq);
+    plan.decodes.push_back(item);
+  }
+  int32_t budget = options_.max_prefill_tokens_per_step;
+  while (!waiting_.empty() && !free_slots_.empty()) {
+    Sequence& seq = *sequences_.at(waiting_.front());
+    const auto prompt_len =
+        static_cast<int32_t>(seq.request.prompt_token_ids.size());
+    if (prompt_len > budget && !plan.prefills.empty()) break;
+    waiting_.pop_front();
+    seq.slot = free_slots_.back();
+    free_slots_.pop_back();
+    seq.prefill_start = now;
+    running_.push_back(seq.id);
+    PrefillItem item;
+    item.sequence_id = seq.id;
+    item.slot = seq.slot;
+    item.prompt = seq.request.prompt_token_ids;
+    item.sampling = SamplingFor(seq);
+    plan.prefills.push_back(item);
+    budget -= prompt_len;
+  }
+  return plan;
+}
+
+void Scheduler::Complete(const StepPlan& plan, const StepOutput& output,
+                         absl::Time now) {
+  for (size_t i = 0; i < plan.prefills.size(); ++i) {
+    auto it = sequences_.find(plan.prefills[i].sequence_id);
+    if (it == sequences_.end()) continue;
+    it->second->prefilled = true;
+    Accept(it->second.get(), output.prefill_tokens[i], now);
+  }
+  for (size_t i = 0; i < plan.decodes.size(); ++i) {
+    auto it = sequences_.find(plan.decodes[i].sequence_id);
+    if (it == sequences_.end()) continue;
+    Accept(it->second.get(), output.decode_tokens[i], now);
+  }
+}
+
+void Scheduler::Fail(const StepPlan& plan, const absl::Status& error,
+                     absl::Time now) {
+  std::vector<uint64_t> ids;
+  for (const PrefillItem& item : plan.prefills) ids.push_back(item.sequence_id);
+  for (const DecodeItem& item : plan.decodes) ids.push_back(item.sequence_id);
+  for (uint64_t id : ids) {
+    if (sequences_.contains(id)) Retire(id, FinishReason::kError, now, "", error);
+  }
+}
+
+bool Scheduler::Accept(Sequence* seq, const SampledToken& sampled,
+                       absl::Time now) {
+  const GenerationRequest& request = seq->request;
+  const int32_t token = sampled.token;
+  seq->generated.push_back(token);
+  if (seq->generated.size() == 1) {
+    seq->first_token = now;
+  } else if (observer_ != nullptr) {
+    observer_->OnInterTokenLatency(absl::ToDoubleSeconds(now - seq->last_token));
+  }
+  seq->last_token = now;
+
+  const StoppingCriteria& stopping = request.stopping;
+  const bool stop_token =
+      (!stopping.ignore_eos && token == tokenizer_->eos_token_id()) ||
+      std::find(stopping.stop_token_ids.begin(), stopping.stop_token_ids.end(),
+                token) != stopping.stop_token_ids.end();
+  const bool length =
+      static_cast<int32_t>(seq->generated.size()) >= stopping.max_tokens;
+  // A stop token's own text is never returned.
+  // Ids past the tokenizer's vocabulary (a padded LM head) have no text.
+  std::string text = stop_token || !tokenizer_->IsValidId(token)
+                         ? std::string()
+                         : seq->detokenizer.Append(token);
+  if (stop_token || length) text += seq->detokenizer.Flush();
+  StopStringMatcher::Result matched = seq->stop_matcher.Append(text);
+
+  GenerationChunk chunk;
+  chunk.text = std::move(matched.releasable);
+  chunk.token_ids.push_back(token);
+  if (request.return_logprobs) chunk.logprobs.push_back(sampled.logprob);
+
+  bool done = true;
+  FinishReason reason = FinishReason::kStop;
+  if (matched.matched) {
+    reason = FinishReason::kStop;
+  } else if (stop_token) {
+    reason = FinishReason::kStop;
+  } else if (length) {
+    reason = FinishReason::kLength;
+  } else {
+    done = false;
+  }
+  if (done && !matched.matched) chunk.text += seq->stop_matcher.Flush();
+  request.sink->OnChunk(std::move(chunk));
+  if (done) Retire(seq->id, reason, now, matched.stop);
+  return done;
+}
+
+void Scheduler::Retire(uint64_t sequence_id, FinishReason reason,
+                       absl::Time now, std::string stop_sequence,
+                       absl::Status error) {
+  auto it = sequences_.find(sequence_id);
+  if (it == sequences_.end()) return;
+  std::unique_ptr<Sequence> seq = std::move(it->second);
+  sequences_.erase(it);
+  if (seq->slot >= 0) {
+    running_.erase(std::find(running_.begin(), running_.end(), sequence_id));
+    free_slots_.push_back(seq->slot);
+  } else {
+    waiting_.erase(std::find(waiting_.begin(), waiting_.end(), sequence_id));
+  }
+  if (reason != FinishReason::kStop && reason != FinishReason::kLength &&
+      !seq->generated.empty()) {
+    // Interrupted: release text held back for stop strings or UTF-8.
+    std::string tail = seq->detokenizer.Flush();
+    tail = seq->stop_matcher.Append(tail).releasable + seq->stop_matcher.Flush();
+    if (!tail.empty()) {
+      GenerationChunk chunk;
+      chunk.text = std::move(tail);
+      seq->request.sink->OnChunk(std::move(chunk));
+    }
+  }
+  GenerationSummary summary;
+  summary.reason = reason;
+  summary.stop_sequence = std::move(stop_sequence);
+  summary.error = std::move(error);
+  summary.prompt_tokens =
+      static_cast<int>(seq->request.prompt_token_ids.size());
+  summary.completion_tokens = static_cast<int>(seq->generated.size());
+  const absl::Time arrival = seq->request.arrival;
+  summary.queue_seconds =
+      Seconds(arrival, seq->prefill_start == absl::InfinitePast()
+                           ? now : seq->prefill_start);
+  summary.time_to_first_token_seconds = Seconds(arrival, seq->first_token);
+  summary.total_seconds = Seconds(arrival, now);
+  seq->request.sink->OnFinish(summary);
+  if (observer_ != nullptr) observer_->OnRequestFinished(summary);
+}
+
+}  // namespace tandem

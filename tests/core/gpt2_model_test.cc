@@ -1,0 +1,183 @@
+#include "core/gpt2_model.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/gpt2_weights.h"
+#include "core/model_loader.h"
+#include "core/safetensors_file.h"
+
+namespace tandem {
+namespace {
+
+using ::testing::HasSubstr;
+
+Gpt2Config TinyConfig() {
+  Gpt2Config config = *Gpt2Config::Preset("tiny");
+  config.vocab_size = 300;
+  config.n_positions = 32;
+  return config;
+}
+
+at::Tensor Ids(std::vector<int64_t> ids) { return at::tensor(ids, at::kLong); }
+
+class Gpt2ModelTest : public ::testing::Test {
+ protected:
+  Gpt2ModelTest()
+      : config_(TinyConfig()),
+        model_(config_, Gpt2Weights::Random(config_, 7)),
+        cache_(config_.n_layer, /*slots=*/3, config_.n_head, config_.n_positions,
+               config_.head_dim(), at::TensorOptions().dtype(at::kFloat)) {}
+
+  Gpt2Config config_;
+  Gpt2Model model_;
+  KvCache cache_;
+  at::NoGradGuard no_grad_;
+};
+
+TEST_F(Gpt2ModelTest, DecodingWithTheCacheMatchesRecomputingTheSequence) {
+  const std::vector<int64_t> tokens = {5, 17, 250, 3, 99, 42, 7, 7, 120, 1};
+  const at::Tensor full = model_.Prefill(0, Ids(tokens), &cache_, /*all_logits=*/true);
+  ASSERT_EQ(full.sizes(), (std::vector<int64_t>{10, 300}));
+  // Slot 1: prefill 4 tokens, then decode the rest one at a time.
+  const at::Tensor prefix = model_.Prefill(
+      1, Ids({tokens.begin(), tokens.begin() + 4}), &cache_);
+  EXPECT_TRUE(at::allclose(prefix[0], full[3], 1e-5, 1e-4));
+  for (int64_t p = 4; p < 10; ++p) {
+    const at::Tensor logits =
+        model_.Decode(Ids({1}), Ids({tokens[p]}), Ids({p}), p + 1, &cache_);
+    EXPECT_TRUE(at::allclose(logits[0], full[p], 1e-5, 1e-4))
+        << "position " << p << " max diff "
+        << (logits[0] - full[p]).abs().max().item<float>();
+  }
+}
+
+TEST_F(Gpt2ModelTest, BatchedDecodeOfSlotsAtDifferentLengthsMatchesSingleDecode) {
+  const std::vector<int64_t> a = {1, 2, 3, 4, 5, 6, 7};
+  const std::vector<int64_t> b = {9, 8};
+  model_.Prefill(0, Ids(a), &cache_);
+  model_.Prefill(2, Ids(b), &cache_);
+  const at::Tensor batched = model_.Decode(Ids({0, 2}), Ids({11, 12}), Ids({7, 2}), 8, &cache_);
+  // Recompute each sequence from scratch in slot 1.
+  std::vector<int64_t> a_full = a, b_full = b;
+  a_full.push_back(11);
+  b_full.push_back(12);
+  const at::Tensor a_ref = model_.Prefill(1, Ids(a_full), &cache_);
+  const at::Tensor b_ref = model_.Prefill(1, Ids(b_full), &cache_);
+  EXPECT_TRUE(at::allclose(batched[0], a_ref[0], 1e-5, 1e-4));
+  EXPECT_TRUE(at::allclose(batched[1], b_ref[0], 1e-5, 1e-4));
+}
+
+TEST_F(Gpt2ModelTest, AReusedSlotNeverSeesThePreviousSequence) {
+  const std::vector<int64_t> fresh = {4, 5, 6};
+  const at::Tensor expected = model_.Prefill(0, Ids(fresh), &cache_);
+  model_.Decode(Ids({0}), Ids({77}), Ids({3}), 4, &cache_);
+  // Slot 1 first holds a long, different sequence, then the short one.
+  model_.Prefill(1, Ids({200, 201, 202, 203, 204, 205, 206, 207}), &cache_);
+  EXPECT_TRUE(at::allclose(model_.Prefill(1, Ids(fresh), &cache_), expected, 1e-6, 1e-5));
+  const at::Tensor decoded = model_.Decode(Ids({1}), Ids({77}), Ids({3}), 8, &cache_);
+  const at::Tensor reference = model_.Decode(Ids({0}), Ids({77}), Ids({3}), 4, &cache_);
+  EXPECT_TRUE(at::allclose(decoded, reference, 1e-5, 1e-4));
+}
+
+TEST_F(Gpt2ModelTest, AttentionIsCausal) {
+  // Changing a later token must not change earlier positions' logits.
+  const at::Tensor x = model_.Prefill(0, Ids({1, 2, 3, 4}), &cache_, true);
+  const at::Tensor y = model_.Prefill(0, Ids({1, 2, 3, 250}), &cache_, true);
+  EXPECT_TRUE(at::allclose(x.narrow(0, 0, 3), y.narrow(0, 0, 3)));
+  EXPECT_FALSE(at::allclose(x[3], y[3]));
+}
+
+class CheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/tandem_ckpt_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+  std::string dir_;
+};
+
+TEST_F(CheckpointTest, WrittenCheckpointLoadsBackToTheSameWeights) {
+  Gpt2Config config = *Gpt2Config::Preset("tiny");  // GPT-2's vocabulary
+  config.n_positions = 32;
+  ASSERT_TRUE(WriteRandomCheckpoint(dir_, config, 11, "float32").ok());
+  auto file = SafetensorsFile::Open(dir_ + "/model.safetensors");
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_NE((*file)->Find("transformer.h.1.attn.c_attn.weight"), nullptr);
+  EXPECT_EQ((*file)->Find("lm_head.weight"), nullptr);  // tied, as save_pretrained writes
+  auto loaded = Gpt2Weights::Load(**file, config, at::kFloat, at::kCPU);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const Gpt2Weights expected = Gpt2Weights::Random(config, 11);
+  const auto a = loaded->Named(), b = expected.Named();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].first, b[i].first);
+    EXPECT_TRUE(at::equal(a[i].second, b[i].second)) << a[i].first;
+  }
+  // The whole model through the public loader, bf16 conversion included.
+  ModelOptions options;
+  options.model_dir = dir_;
+  options.device = "cpu";
+  options.dtype = "bfloat16";
+  options.max_slots = 2;
+  auto model = LoadModel(options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->runner->description().dtype, "bfloat16");
+  EXPECT_EQ(model->runner->description().max_context, 32);
+  EXPECT_EQ(model->runner->description().kv_cache_bytes,
+            2LL * config.n_layer * 2 * 32 * config.n_embd * 2);
+}
+
+TEST_F(CheckpointTest, MissingTensorIsNamedWithTheFile) {
+  Gpt2Config config = TinyConfig();
+  ASSERT_TRUE(WriteRandomCheckpoint(dir_, config, 11, "float32").ok());
+  config.n_layer = 3;  // the file has two layers
+  auto file = SafetensorsFile::Open(dir_ + "/model.safetensors");
+  ASSERT_TRUE(file.ok());
+  auto loaded = Gpt2Weights::Load(**file, config, at::kFloat, at::kCPU);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(loaded.status().message(), HasSubstr("model.safetensors"));
+  EXPECT_THAT(loaded.status().message(), HasSubstr("h.2.ln_1.weight"));
+}
+
+TEST_F(CheckpointTest, WrongShapeIsNamedWithTheFile) {
+  Gpt2Config config = TinyConfig();
+  ASSERT_TRUE(WriteRandomCheckpoint(dir_, config, 11, "float32").ok());
+  config.n_embd = 128;
+  config.n_head = 8;
+  auto file = SafetensorsFile::Open(dir_ + "/model.safetensors");
+  ASSERT_TRUE(file.ok());
+  auto loaded = Gpt2Weights::Load(**file, config, at::kFloat, at::kCPU);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(loaded.status().message(), HasSubstr("transformer.wte.weight"));
+  EXPECT_THAT(loaded.status().message(), HasSubstr("[300, 64]"));
+}
+
+TEST_F(CheckpointTest, TokenizerLargerThanTheModelVocabularyIsRejected) {
+  // Token ids from the tokenizer must be valid embedding rows.
+  ASSERT_TRUE(WriteRandomCheckpoint(dir_, TinyConfig(), 11, "float32").ok());
+  ModelOptions options;
+  options.model_dir = dir_;
+  options.device = "cpu";
+  auto model = LoadModel(options);
+  ASSERT_FALSE(model.ok());
+  EXPECT_THAT(model.status().message(), HasSubstr("vocab_size is 300"));
+}
+
+TEST_F(CheckpointTest, MissingDirectoryIsAClearError) {
+  ModelOptions options;
+  options.model_dir = dir_ + "/nope";
+  auto model = LoadModel(options);
+  ASSERT_FALSE(model.ok());
+  EXPECT_THAT(model.status().message(), HasSubstr("nope"));
+}
+
+}  // namespace
+}  // namespace tandem

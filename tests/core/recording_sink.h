@@ -1,0 +1,52 @@
+// A TokenSink that records everything, for tests.
+#ifndef TANDEM_TESTS_CORE_RECORDING_SINK_H_
+#define TANDEM_TESTS_CORE_RECORDING_SINK_H_
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "core/token_sink.h"
+
+namespace tandem {
+
+class RecordingSink : public TokenSink {
+ public:
+  void OnChunk(GenerationChunk chunk) override {
+    absl::MutexLock lock(&mu_);
+    ASSERT_FALSE(finished_.HasBeenNotified()) << "chunk after OnFinish";
+    text_ += chunk.text;
+    chunks_.push_back(chunk.text);
+    ids_.insert(ids_.end(), chunk.token_ids.begin(), chunk.token_ids.end());
+  }
+  void OnFinish(const GenerationSummary& summary) override {
+    absl::MutexLock lock(&mu_);
+    ASSERT_FALSE(finished_.HasBeenNotified()) << "OnFinish twice";
+    summary_ = summary;
+    finished_.Notify();
+  }
+
+  bool WaitFinished(absl::Duration timeout) {
+    return finished_.WaitForNotificationWithTimeout(timeout);
+  }
+  bool finished() const { return finished_.HasBeenNotified(); }
+  std::string text() { absl::MutexLock lock(&mu_); return text_; }
+  std::vector<std::string> chunks() { absl::MutexLock lock(&mu_); return chunks_; }
+  std::vector<int32_t> ids() { absl::MutexLock lock(&mu_); return ids_; }
+  GenerationSummary summary() { absl::MutexLock lock(&mu_); return summary_; }
+
+ private:
+  absl::Mutex mu_;
+  std::string text_;
+  std::vector<std::string> chunks_;
+  std::vector<int32_t> ids_;
+  GenerationSummary summary_;
+  absl::Notification finished_;
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_TESTS_CORE_RECORDING_SINK_H_
