@@ -1,0 +1,238 @@
+// tandem-cli: talks to tandem-server (generate, tokenize, detokenize, info)
+// and writes random GPT-2 checkpoints (make-model).
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "core/gpt2_config.h"
+#include "core/model_loader.h"
+#include "tandem/v1/generation.grpc.pb.h"
+
+ABSL_FLAG(std::string, server, "localhost:50051", "tandem-server address (host:port)");
+ABSL_FLAG(absl::Duration, timeout, absl::ZeroDuration(),
+          "deadline of the call (0: none)");
+// generate
+ABSL_FLAG(int32_t, max_tokens, 64, "tokens to generate at most (0: until the context is full)");
+ABSL_FLAG(double, temperature, 0.0, "0 = greedy; > 0 samples");
+ABSL_FLAG(int32_t, top_k, 0, "sample among the k most likely tokens (0: all)");
+ABSL_FLAG(double, top_p, 1.0, "nucleus sampling mass in (0, 1]");
+ABSL_FLAG(double, min_p, 0.0, "drop tokens below min_p x the top probability");
+ABSL_FLAG(std::string, seed, "", "seed of the request's random stream (empty: random)");
+ABSL_FLAG(std::vector<std::string>, stop, {}, "stop strings, comma-separated");
+ABSL_FLAG(std::vector<std::string>, stop_token_ids, {}, "stop token ids, comma-separated");
+ABSL_FLAG(bool, ignore_eos, false, "keep generating past <|endoftext|>");
+ABSL_FLAG(bool, ids, false, "the prompt is comma-separated token ids, not text");
+ABSL_FLAG(bool, logprobs, false, "print each token's id and log-probability");
+ABSL_FLAG(std::string, request_id, "", "request id echoed by the server");
+// make-model
+ABSL_FLAG(std::string, out, "", "make-model: output directory");
+ABSL_FLAG(std::string, size, "gpt2", "make-model: gpt2, gpt2-medium, gpt2-large, gpt2-xl or tiny");
+ABSL_FLAG(int32_t, n_layer, 0, "make-model: override the number of layers");
+ABSL_FLAG(int32_t, n_embd, 0, "make-model: override the hidden size");
+ABSL_FLAG(int32_t, n_head, 0, "make-model: override the number of heads");
+ABSL_FLAG(int32_t, n_positions, 0, "make-model: override the context length");
+ABSL_FLAG(std::string, dtype, "float32", "make-model: float32, float16 or bfloat16");
+ABSL_FLAG(uint64_t, weights_seed, 20241129, "make-model: seed of the random weights");
+
+namespace tandem {
+namespace {
+
+using v1::Generation;
+
+std::unique_ptr<Generation::Stub> Connect() {
+  return Generation::NewStub(grpc::CreateChannel(absl::GetFlag(FLAGS_server),
+                                                 grpc::InsecureChannelCredentials()));
+}
+
+void SetDeadline(grpc::ClientContext* context) {
+  const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
+  if (timeout > absl::ZeroDuration()) {
+    context->set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  }
+}
+
+int Fail(const grpc::Status& status) {
+  std::cerr << "error: " << status.error_code() << " " << status.error_message() << "\n";
+  return 1;
+}
+
+bool ParseInts(const std::vector<std::string>& parts, google::protobuf::RepeatedField<int32_t>* out) {
+  for (const std::string& part : parts) {
+    int32_t value;
+    if (!absl::SimpleAtoi(part, &value)) {
+      std::cerr << "error: \"" << part << "\" is not an integer token id\n";
+      return false;
+    }
+    out->Add(value);
+  }
+  return true;
+}
+
+int Generate(const std::string& prompt) {
+  v1::GenerateRequest request;
+  request.set_request_id(absl::GetFlag(FLAGS_request_id));
+  if (absl::GetFlag(FLAGS_ids)) {
+    if (!ParseInts(absl::StrSplit(prompt, ',', absl::SkipWhitespace()),
+                   request.mutable_prompt_token_ids())) {
+      return 2;
+    }
+  } else {
+    request.set_prompt(prompt);
+  }
+  v1::SamplingParams* sampling = request.mutable_sampling();
+  sampling->set_temperature(static_cast<float>(absl::GetFlag(FLAGS_temperature)));
+  sampling->set_top_k(absl::GetFlag(FLAGS_top_k));
+  sampling->set_top_p(static_cast<float>(absl::GetFlag(FLAGS_top_p)));
+  sampling->set_min_p(static_cast<float>(absl::GetFlag(FLAGS_min_p)));
+  if (const std::string seed = absl::GetFlag(FLAGS_seed); !seed.empty()) {
+    uint64_t value;
+    if (!absl::SimpleAtoi(seed, &value)) {
+      std::cerr << "error: --seed=" << seed << " is not an unsigned integer\n";
+      return 2;
+    }
+    sampling->set_seed(value);
+  }
+  v1::StoppingCriteria* stopping = request.mutable_stopping();
+  stopping->set_max_tokens(absl::GetFlag(FLAGS_max_tokens));
+  for (const std::string& stop : absl::GetFlag(FLAGS_stop)) stopping->add_stop(stop);
+  if (!ParseInts(absl::GetFlag(FLAGS_stop_token_ids), stopping->mutable_stop_token_ids())) {
+    return 2;
+  }
+  stopping->set_ignore_eos(absl::GetFlag(FLAGS_ignore_eos));
+  request.set_return_logprobs(absl::GetFlag(FLAGS_logprobs));
+
+  auto stub = Connect();
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  std::unique_ptr<grpc::ClientReader<v1::GenerateResponse>> reader =
+      stub->Generate(&context, request);
+  v1::GenerateResponse response;
+  v1::GenerateResponse last;
+  while (reader->Read(&response)) {
+    std::fputs(response.text().c_str(), stdout);
+    std::fflush(stdout);
+    if (absl::GetFlag(FLAGS_logprobs)) {
+      for (int i = 0; i < response.token_ids_size(); ++i) {
+        std::fprintf(stderr, "[%d %.4f]", response.token_ids(i),
+                     i < response.logprobs_size() ? response.logprobs(i) : 0.0f);
+      }
+    }
+    if (response.finish_reason() != v1::FINISH_REASON_UNSPECIFIED) last = response;
+  }
+  const grpc::Status status = reader->Finish();
+  std::fputs("\n", stdout);
+  if (!status.ok()) return Fail(status);
+  std::fprintf(stderr,
+               "[%s: %s, %d prompt + %d completion tokens, queue %.3f s, first "
+               "token %.3f s, total %.3f s]\n",
+               last.request_id().c_str(),
+               v1::FinishReason_Name(last.finish_reason()).c_str(),
+               last.usage().prompt_tokens(), last.usage().completion_tokens(),
+               last.timings().queue_seconds(),
+               last.timings().time_to_first_token_seconds(),
+               last.timings().total_seconds());
+  return 0;
+}
+
+int Tokenize(const std::string& text) {
+  v1::TokenizeRequest request;
+  request.set_text(text);
+  v1::TokenizeResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  const grpc::Status status = Connect()->Tokenize(&context, request, &response);
+  if (!status.ok()) return Fail(status);
+  std::cout << absl::StrJoin(response.token_ids(), " ") << "\n";
+  return 0;
+}
+
+int Detokenize(const std::string& ids) {
+  v1::DetokenizeRequest request;
+  if (!ParseInts(absl::StrSplit(ids, absl::ByAnyChar(", "), absl::SkipWhitespace()),
+                 request.mutable_token_ids())) {
+    return 2;
+  }
+  v1::DetokenizeResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  const grpc::Status status = Connect()->Detokenize(&context, request, &response);
+  if (!status.ok()) return Fail(status);
+  std::cout << response.text() << "\n";
+  return 0;
+}
+
+int Info() {
+  v1::ModelInfo info;
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  const grpc::Status status =
+      Connect()->GetModelInfo(&context, v1::GetModelInfoRequest(), &info);
+  if (!status.ok()) return Fail(status);
+  std::cout << info.DebugString();
+  return 0;
+}
+
+int MakeModel() {
+  const std::string out = absl::GetFlag(FLAGS_out);
+  if (out.empty()) {
+    std::cerr << "error: make-model needs --out=DIR\n";
+    return 2;
+  }
+  absl::StatusOr<Gpt2Config> config = Gpt2Config::Preset(absl::GetFlag(FLAGS_size));
+  if (!config.ok()) {
+    std::cerr << "error: " << config.status().message() << "\n";
+    return 2;
+  }
+  if (int v = absl::GetFlag(FLAGS_n_layer); v > 0) config->n_layer = v;
+  if (int v = absl::GetFlag(FLAGS_n_embd); v > 0) config->n_embd = v;
+  if (int v = absl::GetFlag(FLAGS_n_head); v > 0) config->n_head = v;
+  if (int v = absl::GetFlag(FLAGS_n_positions); v > 0) config->n_positions = v;
+  const absl::Status written = WriteRandomCheckpoint(
+      out, *config, absl::GetFlag(FLAGS_weights_seed), absl::GetFlag(FLAGS_dtype));
+  if (!written.ok()) {
+    std::cerr << "error: " << written.message() << "\n";
+    return 1;
+  }
+  std::cout << "wrote " << out << " (" << config->n_layer << " layers, hidden "
+            << config->n_embd << ", " << config->n_head << " heads, context "
+            << config->n_positions << ")\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace tandem
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Tandem's command-line client.\n"
+      "  tandem-cli generate \"PROMPT\" [--max_tokens=N --temperature=T --seed=S --stop=a,b ...]\n"
+      "  tandem-cli tokenize \"TEXT\"\n"
+      "  tandem-cli detokenize \"ID ID ...\"\n"
+      "  tandem-cli info\n"
+      "  tandem-cli make-model --out=DIR [--size=gpt2|gpt2-medium|gpt2-large|gpt2-xl|tiny]\n"
+      "All commands but make-model talk to --server.");
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  const std::string command = args.size() > 1 ? args[1] : "";
+  const std::string operand = args.size() > 2 ? args[2] : "";
+  if (command == "make-model") return tandem::MakeModel();
+  if (command == "info") return tandem::Info();
+  if (args.size() == 3) {
+    if (command == "generate") return tandem::Generate(operand);
+    if (command == "tokenize") return tandem::Tokenize(operand);
+    if (command == "detokenize") return tandem::Detokenize(operand);
+  }
+  std::cerr << absl::ProgramUsageMessage() << "\n";
+  return 2;
+}

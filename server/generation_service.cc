@@ -1,0 +1,97 @@
+#include "server/generation_service.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "core/incremental_detokenizer.h"
+#include "server/generate_reactor.h"
+
+namespace tandem {
+namespace {
+
+absl::Time DeadlineOf(const grpc::CallbackServerContext& context) {
+  const auto deadline = context.deadline();
+  if (deadline >= std::chrono::system_clock::time_point::max() -
+                      std::chrono::hours(24 * 365)) {
+    return absl::InfiniteFuture();
+  }
+  return absl::FromChrono(deadline);
+}
+
+// Text of `ids` as valid UTF-8 (undecodable bytes become U+FFFD).
+std::string SafeText(const Gpt2Tokenizer& tokenizer, absl::Span<const int32_t> ids) {
+  IncrementalDetokenizer detokenizer(&tokenizer);
+  std::string text;
+  for (int32_t id : ids) text += detokenizer.Append(id);
+  return text + detokenizer.Flush();
+}
+
+grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context,
+                                 grpc::Status status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(std::move(status));
+  return reactor;
+}
+
+}  // namespace
+
+GenerationService::GenerationService(Engine* engine, const Gpt2Tokenizer* tokenizer,
+                                     ServerMetrics* metrics, int32_t max_queue)
+    : engine_(engine), tokenizer_(tokenizer), metrics_(metrics), max_queue_(max_queue) {}
+
+grpc::ServerWriteReactor<v1::GenerateResponse>* GenerationService::Generate(
+    grpc::CallbackServerContext* context, const v1::GenerateRequest* request) {
+  return new GenerateReactor(engine_, tokenizer_, metrics_, request, DeadlineOf(*context));
+}
+
+grpc::ServerUnaryReactor* GenerationService::Tokenize(
+    grpc::CallbackServerContext* context, const v1::TokenizeRequest* request,
+    v1::TokenizeResponse* response) {
+  const std::vector<int32_t> ids = tokenizer_->Encode(request->text());
+  for (int32_t id : ids) {
+    response->add_token_ids(id);
+    response->add_tokens(SafeText(*tokenizer_, {id}));
+  }
+  return Answer(context, grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* GenerationService::Detokenize(
+    grpc::CallbackServerContext* context, const v1::DetokenizeRequest* request,
+    v1::DetokenizeResponse* response) {
+  for (int i = 0; i < request->token_ids_size(); ++i) {
+    if (!tokenizer_->IsValidId(request->token_ids(i))) {
+      return Answer(context,
+                    grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                 absl::StrCat("token_ids[", i, "] = ",
+                                              request->token_ids(i),
+                                              " is outside the vocabulary [0, ",
+                                              tokenizer_->vocab_size(), ")")));
+    }
+  }
+  response->set_text(SafeText(*tokenizer_, request->token_ids()));
+  return Answer(context, grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* GenerationService::GetModelInfo(
+    grpc::CallbackServerContext* context, const v1::GetModelInfoRequest* /*request*/,
+    v1::ModelInfo* response) {
+  const ModelDescription& model = engine_->model();
+  response->set_name(model.name);
+  response->set_architecture(model.architecture);
+  response->set_vocab_size(model.vocab_size);
+  response->set_context_length(model.max_context);
+  response->set_kv_slots(model.num_slots);
+  response->set_dtype(model.dtype);
+  response->set_device(model.device);
+  response->set_eos_token_id(tokenizer_->eos_token_id());
+  response->set_num_layers(model.num_layers);
+  response->set_hidden_size(model.hidden_size);
+  response->set_num_heads(model.num_heads);
+  response->set_weight_bytes(model.weight_bytes);
+  response->set_kv_cache_bytes(model.kv_cache_bytes);
+  response->set_max_queue(max_queue_);
+  return Answer(context, grpc::Status::OK);
+}
+
+}  // namespace tandem

@@ -1,0 +1,80 @@
+#include "server/request_conversion.h"
+
+#include <random>
+
+namespace tandem {
+
+absl::StatusOr<GenerationRequest> ToGenerationRequest(
+    const v1::GenerateRequest& proto, const Gpt2Tokenizer& tokenizer) {
+  const bool has_text = proto.has_prompt();
+  const bool has_ids = proto.prompt_token_ids_size() > 0;
+  if (has_text && has_ids) {
+    return absl::InvalidArgumentError(
+        "set exactly one of prompt and prompt_token_ids, not both");
+  }
+  if (!has_text && !has_ids) {
+    return absl::InvalidArgumentError(
+        "set exactly one of prompt and prompt_token_ids; the request has neither");
+  }
+  if (has_text && proto.prompt().empty()) {
+    return absl::InvalidArgumentError("prompt is empty");
+  }
+  GenerationRequest request;
+  request.request_id = proto.request_id();
+  if (has_text) {
+    request.prompt_token_ids = tokenizer.Encode(proto.prompt());
+  } else {
+    request.prompt_token_ids.assign(proto.prompt_token_ids().begin(),
+                                    proto.prompt_token_ids().end());
+  }
+  const v1::SamplingParams& sampling = proto.sampling();
+  request.sampling.temperature = sampling.temperature();
+  request.sampling.top_k = sampling.top_k();
+  request.sampling.top_p = sampling.top_p();
+  request.sampling.min_p = sampling.min_p();
+  if (sampling.has_seed()) {
+    request.sampling.seed = sampling.seed();
+  } else {
+    static thread_local std::mt19937_64 random_seeds{std::random_device{}()};
+    request.sampling.seed = random_seeds();
+  }
+  const v1::StoppingCriteria& stopping = proto.stopping();
+  request.stopping.max_tokens = stopping.max_tokens();
+  request.stopping.stop_strings.assign(stopping.stop().begin(), stopping.stop().end());
+  request.stopping.stop_token_ids.assign(stopping.stop_token_ids().begin(),
+                                         stopping.stop_token_ids().end());
+  request.stopping.ignore_eos = stopping.ignore_eos();
+  request.return_logprobs = proto.return_logprobs();
+  return request;
+}
+
+v1::FinishReason ToProto(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::kStop: return v1::FINISH_REASON_STOP;
+    case FinishReason::kLength: return v1::FINISH_REASON_LENGTH;
+    case FinishReason::kCancelled: return v1::FINISH_REASON_CANCELLED;
+    case FinishReason::kDeadline: return v1::FINISH_REASON_DEADLINE;
+    case FinishReason::kShutdown: return v1::FINISH_REASON_SHUTDOWN;
+    case FinishReason::kError: return v1::FINISH_REASON_UNSPECIFIED;
+  }
+  return v1::FINISH_REASON_UNSPECIFIED;
+}
+
+void FillSummary(const GenerationSummary& summary, v1::GenerateResponse* response) {
+  response->set_finish_reason(ToProto(summary.reason));
+  response->set_stop_sequence(summary.stop_sequence);
+  response->mutable_usage()->set_prompt_tokens(summary.prompt_tokens);
+  response->mutable_usage()->set_completion_tokens(summary.completion_tokens);
+  v1::Timings* timings = response->mutable_timings();
+  timings->set_queue_seconds(summary.queue_seconds);
+  timings->set_time_to_first_token_seconds(summary.time_to_first_token_seconds);
+  timings->set_total_seconds(summary.total_seconds);
+}
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  // absl::StatusCode values are the canonical gRPC codes.
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      std::string(status.message()));
+}
+
+}  // namespace tandem
