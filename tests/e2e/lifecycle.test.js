@@ -1,0 +1,56 @@
+// End-to-end: overload and shutdown behaviour of the real tandem-server.
+'use strict';
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const { grpc, startServer, clients, generate } = require('./tandem_client');
+
+const long = (prompt, maxTokens) => ({ prompt, stopping: { max_tokens: maxTokens, ignore_eos: true } });
+
+test('a full queue answers RESOURCE_EXHAUSTED', async () => {
+  const server = await startServer(['--max_slots=1', '--max_queue=1']);
+  const { generation } = clients(server.address);
+  let firstChunk;
+  const gotChunk = new Promise((resolve) => { firstChunk = resolve; });
+  const running = generate(generation, long('Running', 1000), {
+    onData: (r, call) => { firstChunk(call); },
+  });
+  const call = await gotChunk;               // the only slot is taken
+  const waiting = generate(generation, long('Waiting', 2));  // the one queue place
+  await new Promise((r) => setTimeout(r, 300));
+  const rejected = await generate(generation, long('Rejected', 2));
+  assert.equal(rejected.error.code, grpc.status.RESOURCE_EXHAUSTED, rejected.error.details);
+  call.cancel();
+  assert.equal((await running).error.code, grpc.status.CANCELLED);
+  assert.equal((await waiting).error, null);
+  server.kill('SIGTERM');
+  assert.equal((await server.exited).code, 0);
+});
+
+test('SIGTERM lets running streams finish, refuses new ones and exits 0', async () => {
+  const server = await startServer(['--shutdown_grace=60s']);
+  const { generation } = clients(server.address);
+  let signalled = false;
+  const running = generate(generation, long('Finishing', 24), {
+    onData: () => { if (!signalled) { signalled = true; server.kill('SIGTERM'); } },
+  });
+  const result = await running;
+  assert.equal(result.error, null);
+  assert.equal(result.last.finish_reason, 'FINISH_REASON_LENGTH');
+  assert.equal(result.ids.length, 24);
+  const late = await generate(generation, long('Too late', 2));
+  assert.equal(late.error.code, grpc.status.UNAVAILABLE);
+  assert.equal((await server.exited).code, 0);
+});
+
+test('streams that outlive the grace period end with FINISH_REASON_SHUTDOWN', async () => {
+  const server = await startServer(['--shutdown_grace=1s']);
+  const { generation } = clients(server.address);
+  let signalled = false;
+  const result = await generate(generation, long('Never finishes in time', 1000), {
+    onData: () => { if (!signalled) { signalled = true; server.kill('SIGTERM'); } },
+  });
+  assert.equal(result.error, null);
+  assert.equal(result.last.finish_reason, 'FINISH_REASON_SHUTDOWN');
+  assert.ok(result.ids.length < 1000);
+  assert.equal((await server.exited).code, 0);
+});

@@ -1,0 +1,131 @@
+// End-to-end: /metrics counts what was served, passes promtool, and a real
+// Prometheus server scrapes it.
+'use strict';
+const { test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawn, spawnSync } = require('node:child_process');
+const { grpc, startServer, clients, unary, generate, httpGet, freePort } = require('./tandem_client');
+
+let server;
+let generation;
+
+before(async () => {
+  server = await startServer(['--metrics_listen=127.0.0.1:0', '--max_slots=4']);
+  assert.ok(server.metricsAddress, 'the server logs its metrics address');
+  ({ generation } = clients(server.address));
+});
+
+after(async () => {
+  server.kill('SIGTERM');
+  await server.exited;
+});
+
+// Value of one sample line, e.g. sample(text, 'tandem_requests_total{finish_reason="stop"}').
+function sample(text, series) {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  assert.ok(line, `series ${series} is exported`);
+  return Number(line.slice(series.length + 1));
+}
+
+test('health endpoints', async () => {
+  assert.equal((await httpGet(`http://${server.metricsAddress}/healthz`)).status, 200);
+  assert.equal((await httpGet(`http://${server.metricsAddress}/readyz`)).status, 200);
+  assert.equal((await httpGet(`http://${server.metricsAddress}/nope`)).status, 404);
+});
+
+test('/metrics counts exactly what was served', async () => {
+  const prompts = ['Metrics one', 'Metrics number two', 'And the third prompt here'];
+  let promptTokens = 0;
+  for (const p of prompts) promptTokens += (await unary(generation, 'Tokenize', { text: p })).token_ids.length;
+  const done = await Promise.all(prompts.map((prompt) =>
+    generate(generation, { prompt, stopping: { max_tokens: 5, ignore_eos: true } })));
+  for (const r of done) assert.equal(r.error, null);
+  const cancelled = await generate(generation, { prompt: 'Cancel me', stopping: { max_tokens: 500, ignore_eos: true } },
+    { onData: (r, call) => call.cancel() });
+  assert.equal(cancelled.error.code, grpc.status.CANCELLED);
+  const invalid = await generate(generation, { prompt: '' });
+  assert.equal(invalid.error.code, grpc.status.INVALID_ARGUMENT);
+  // Cancellation is applied at the engine's next step: give it a moment.
+  let text = '';
+  for (let i = 0; i < 50; i++) {
+    text = (await httpGet(`http://${server.metricsAddress}/metrics`)).body;
+    if (sample(text, 'tandem_requests_total{finish_reason="cancelled"}') === 1) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(sample(text, 'tandem_requests_total{finish_reason="length"}'), 3);
+  assert.equal(sample(text, 'tandem_requests_total{finish_reason="cancelled"}'), 1);
+  assert.equal(sample(text, 'tandem_requests_total{finish_reason="rejected"}'), 1);
+  assert.equal(sample(text, 'tandem_requests_total{finish_reason="stop"}'), 0);
+  assert.equal(sample(text, 'tandem_request_duration_seconds_count'), 4);
+  assert.equal(sample(text, 'tandem_time_to_first_token_seconds_count'), 4);
+  // 3 x 5 tokens, plus however many the cancelled stream got.
+  const generated = sample(text, 'tandem_generation_tokens_total');
+  assert.ok(generated >= 15 + cancelled.ids.length && generated < 15 + 500, `generated ${generated}`);
+  const itl = sample(text, 'tandem_inter_token_latency_seconds_count');
+  assert.ok(itl >= 3 * 4, `inter-token samples: ${itl}`);
+  assert.equal(sample(text, 'tandem_prompt_tokens_total'),
+    promptTokens + (await unary(generation, 'Tokenize', { text: 'Cancel me' })).token_ids.length);
+  assert.equal(sample(text, 'tandem_requests_running'), 0);
+  assert.equal(sample(text, 'tandem_kv_slots_used'), 0);
+  assert.equal(sample(text, 'tandem_kv_slots_capacity'), 4);
+  assert.equal(sample(text, 'tandem_gpu_idle_seconds_total'), 0, 'no GPU idle on the CPU');
+  assert.ok(sample(text, 'tandem_gpu_busy_seconds_total') > 0);
+  assert.ok(sample(text, 'tandem_step_duration_seconds_count{phase="decode"}') > 0);
+  assert.ok(text.includes('tandem_build_info{'));
+  assert.equal(sample(text, 'tandem_step_gpu_idle_seconds_bucket{le="+Inf"}'),
+    sample(text, 'tandem_step_gpu_idle_seconds_count'));
+});
+
+test('promtool accepts the exposition, the rules and the scrape config', async () => {
+  const { body } = await httpGet(`http://${server.metricsAddress}/metrics`);
+  const metrics = spawnSync('promtool', ['check', 'metrics'], { input: body, encoding: 'utf8' });
+  assert.equal(metrics.status, 0, metrics.stdout + metrics.stderr);
+  assert.equal((metrics.stdout + metrics.stderr).trim(), '', 'no lint findings');
+  const deploy = path.join(__dirname, '../../deploy/prometheus');
+  const config = spawnSync('promtool', ['check', 'config', path.join(deploy, 'prometheus.yml')], { encoding: 'utf8' });
+  assert.equal(config.status, 0, config.stdout + config.stderr);
+  const rules = spawnSync('promtool', ['check', 'rules', path.join(deploy, 'tandem-rules.yml')], { encoding: 'utf8' });
+  assert.equal(rules.status, 0, rules.stdout + rules.stderr);
+  const dashboard = JSON.parse(fs.readFileSync(path.join(__dirname, '../../deploy/grafana/tandem-dashboard.json')));
+  const exprs = dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr)).join('\n');
+  for (const family of ['tandem_time_to_first_token_seconds', 'tandem_inter_token_latency_seconds',
+    'tandem_gpu_idle_seconds_total', 'tandem_requests_waiting', 'tandem_kv_slots_used']) {
+    assert.ok(exprs.includes(family), `dashboard plots ${family}`);
+  }
+});
+
+test('a real Prometheus scrapes Tandem and answers queries on its series', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tandem-prom-'));
+  const port = await freePort();
+  fs.writeFileSync(path.join(dir, 'prometheus.yml'),
+    `global: {scrape_interval: 1s}\nscrape_configs:\n  - job_name: tandem\n    static_configs: [{targets: ["${server.metricsAddress}"]}]\n`);
+  const prom = spawn('prometheus', [`--config.file=${path.join(dir, 'prometheus.yml')}`,
+    `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`],
+  { stdio: 'ignore' });
+  try {
+    const query = async (q) => {
+      const { body } = await httpGet(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(q)}`);
+      return JSON.parse(body).data.result;
+    };
+    let idle = [];
+    let ttft = [];
+    for (let i = 0; i < 120 && (idle.length === 0 || ttft.length === 0); i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      try {
+        idle = await query('tandem_gpu_idle_seconds_total');
+        ttft = await query('tandem_time_to_first_token_seconds_count');
+      } catch (e) { /* not up yet */ }
+    }
+    assert.equal(idle.length, 1, 'Prometheus has the idle series');
+    assert.equal(ttft.length, 1, 'Prometheus has the latency series');
+    assert.ok(Number(ttft[0].value[1]) >= 4);
+    const up = await query('up{job="tandem"}');
+    assert.equal(up[0].value[1], '1');
+  } finally {
+    prom.kill('SIGTERM');
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
