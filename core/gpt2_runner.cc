@@ -4,6 +4,8 @@
 #include <exception>
 #include <vector>
 
+#include <c10/core/InferenceMode.h>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/sampler.h"
@@ -53,7 +55,7 @@ Gpt2Runner::Gpt2Runner(ModelDescription description,
 absl::StatusOr<StepOutput> Gpt2Runner::Step(const StepPlan& plan) {
   const absl::Time start = absl::Now();
   try {
-    at::NoGradGuard no_grad;
+    c10::InferenceMode inference_mode;  // no autograd bookkeeping
     std::vector<at::Tensor> logits;
     absl::Time phase_start = absl::Now();
     for (const PrefillItem& item : plan.prefills) {

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "core/gpt2_weights.h"
+
+#include <c10/core/InferenceMode.h>
 #include "core/model_loader.h"
 #include "core/safetensors_file.h"
 
@@ -37,7 +39,7 @@ class Gpt2ModelTest : public ::testing::Test {
   Gpt2Config config_;
   Gpt2Model model_;
   KvCache cache_;
-  at::NoGradGuard no_grad_;
+  c10::InferenceMode inference_mode_;
 };
 
 TEST_F(Gpt2ModelTest, DecodingWithTheCacheMatchesRecomputingTheSequence) {
