@@ -65,29 +65,12 @@ int Serve() {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  ModelOptions model_options;
-  model_options.model_dir = absl::GetFlag(FLAGS_model);
-  model_options.embedded_seed = absl::GetFlag(FLAGS_seed);
-  model_options.max_slots = absl::GetFlag(FLAGS_max_slots);
-  model_options.max_context = absl::GetFlag(FLAGS_max_context);
-  model_options.dtype = absl::GetFlag(FLAGS_dtype);
-  model_options.device = absl::GetFlag(FLAGS_device);
   LogInfo("tandem-server starting: LibTorch ", TorchVersion(),
           CudaAvailable() ? ", CUDA available" : ", no CUDA device");
-  absl::StatusOr<LoadedModel> loaded = LoadModel(model_options);
-  if (!loaded.ok()) {
-    LogError("cannot load the model: ", loaded.status().ToString());
-    return 1;
-  }
-  const int32_t max_queue = absl::GetFlag(FLAGS_max_queue);
-  if (max_queue < 1) {
-    LogError("--max_queue must be >= 1");
-    return 1;
-  }
-  const ModelDescription model = loaded->runner->description();
-  ServerMetrics metrics({TANDEM_VERSION, TorchVersion(), CudaAvailable() ? "yes" : "no",
-                         model.device, model.name, model.dtype},
-                        model.num_slots);
+  // The HTTP endpoint starts first: /healthz answers while the model loads
+  // (and /readyz says 503), and its threads exist before CUDA reserves
+  // address space.
+  ServerMetrics metrics({TANDEM_VERSION, TorchVersion(), CudaAvailable() ? "yes" : "no"});
   std::atomic<bool> ready{false};
   std::unique_ptr<MetricsHttpServer> http;
   if (const std::string metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
@@ -101,6 +84,25 @@ int Serve() {
     http = *std::move(started);
     LogInfo("HTTP /metrics, /healthz, /readyz on ", BoundAddress(metrics_listen, http->port()));
   }
+  ModelOptions model_options;
+  model_options.model_dir = absl::GetFlag(FLAGS_model);
+  model_options.embedded_seed = absl::GetFlag(FLAGS_seed);
+  model_options.max_slots = absl::GetFlag(FLAGS_max_slots);
+  model_options.max_context = absl::GetFlag(FLAGS_max_context);
+  model_options.dtype = absl::GetFlag(FLAGS_dtype);
+  model_options.device = absl::GetFlag(FLAGS_device);
+  absl::StatusOr<LoadedModel> loaded = LoadModel(model_options);
+  if (!loaded.ok()) {
+    LogError("cannot load the model: ", loaded.status().ToString());
+    return 1;
+  }
+  const int32_t max_queue = absl::GetFlag(FLAGS_max_queue);
+  if (max_queue < 1) {
+    LogError("--max_queue must be >= 1");
+    return 1;
+  }
+  const ModelDescription& model = loaded->runner->description();
+  metrics.OnModelLoaded(model.device, model.name, model.dtype, model.num_slots);
   EngineOptions engine_options;
   engine_options.max_queue = max_queue;
   engine_options.max_prefill_tokens_per_step = absl::GetFlag(FLAGS_max_prefill_tokens);

@@ -20,7 +20,7 @@ std::vector<double> RequestBuckets() { return metrics::ExponentialBuckets(1e-3, 
 
 }  // namespace
 
-ServerMetrics::ServerMetrics(const BuildInfo& build, int kv_slots_total) {
+ServerMetrics::ServerMetrics(BuildInfo build) : build_(std::move(build)) {
   metrics::Registry& r = registry_;
   auto* requests = Must(r.AddCounterFamily(
       "tandem_requests_total", "Requests by how they ended (rejected: refused before queueing)."));
@@ -53,7 +53,6 @@ ServerMetrics::ServerMetrics(const BuildInfo& build, int kv_slots_total) {
   waiting_ = gauge("tandem_requests_waiting", "Requests waiting for a KV slot.");
   slots_used_ = gauge("tandem_kv_slots_used", "KV slots in use.");
   slots_total_ = gauge("tandem_kv_slots_capacity", "KV slots allocated (named _capacity, not _total: promtool reserves _total for counters).");
-  slots_total_->Set(kv_slots_total);
   auto* step_duration = Must(r.AddHistogramFamily(
       "tandem_step_duration_seconds", "Wall time of the prefill and decode parts of engine steps.",
       StepBuckets()));
@@ -73,10 +72,16 @@ ServerMetrics::ServerMetrics(const BuildInfo& build, int kv_slots_total) {
   step_host_wait_seconds_ = histogram(
       "tandem_step_host_wait_seconds",
       "Time the engine thread blocked waiting for the device in each step.", StepBuckets());
-  Must(r.AddGaugeFamily("tandem_build_info", "Build and model information; value 1."))
-      ->Add({{"version", build.version}, {"torch", build.torch}, {"cuda", build.cuda},
-             {"device", build.device}, {"model", build.model}, {"dtype", build.dtype}})
+  build_info_ = Must(r.AddGaugeFamily("tandem_build_info", "Build and model information; value 1."));
+}
+
+void ServerMetrics::OnModelLoaded(const std::string& device, const std::string& model,
+                                  const std::string& dtype, int kv_slots) {
+  build_info_
+      ->Add({{"version", build_.version}, {"torch", build_.torch}, {"cuda", build_.cuda},
+             {"device", device}, {"model", model}, {"dtype", dtype}})
       .Set(1);
+  slots_total_->Set(kv_slots);
 }
 
 void ServerMetrics::OnStep(const StepStats& stats) {

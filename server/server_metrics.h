@@ -16,7 +16,7 @@
 namespace tandem {
 
 struct BuildInfo {
-  std::string version, torch, cuda, device, model, dtype;
+  std::string version, torch, cuda;
 };
 
 // Owns the registry and every tandem_* family. Threading: the EngineObserver
@@ -25,7 +25,12 @@ struct BuildInfo {
 // hot path neither locks nor allocates.
 class ServerMetrics : public EngineObserver {
  public:
-  ServerMetrics(const BuildInfo& build, int kv_slots_total);
+  explicit ServerMetrics(BuildInfo build);
+
+  // Completes tandem_build_info and tandem_kv_slots_capacity once the model
+  // is loaded (the endpoint is up before, answering /readyz with 503).
+  void OnModelLoaded(const std::string& device, const std::string& model,
+                     const std::string& dtype, int kv_slots);
 
   void OnStep(const StepStats& stats) override;
   void OnLoad(const EngineLoad& load) override;
@@ -37,7 +42,9 @@ class ServerMetrics : public EngineObserver {
   const metrics::Registry& registry() const { return registry_; }
 
  private:
+  const BuildInfo build_;
   metrics::Registry registry_;
+  metrics::Family<metrics::Gauge>* build_info_;
   // tandem_requests_total, by FinishReason (indexed by its value), + rejected.
   std::array<metrics::Counter*, 6> finished_{};
   metrics::Counter* rejected_;
