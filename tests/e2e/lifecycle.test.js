@@ -29,16 +29,22 @@ test('a full queue answers RESOURCE_EXHAUSTED', async () => {
 test('SIGTERM lets running streams finish, refuses new ones and exits 0', async () => {
   const server = await startServer(['--shutdown_grace=60s']);
   const { generation } = clients(server.address);
-  let signalled = false;
+  let chunks = 0;
+  let late;
   const running = generate(generation, long('Finishing', 24), {
-    onData: () => { if (!signalled) { signalled = true; server.kill('SIGTERM'); } },
+    onData: () => {
+      chunks += 1;
+      if (chunks === 1) server.kill('SIGTERM');
+      // Well after the signal, while this stream is still draining.
+      if (chunks === 8) late = generate(generation, long('Too late', 2));
+    },
   });
   const result = await running;
   assert.equal(result.error, null);
   assert.equal(result.last.finish_reason, 'FINISH_REASON_LENGTH');
   assert.equal(result.ids.length, 24);
-  const late = await generate(generation, long('Too late', 2));
-  assert.equal(late.error.code, grpc.status.UNAVAILABLE);
+  const refused = await late;
+  assert.equal(refused.error.code, grpc.status.UNAVAILABLE, refused.error.details);
   assert.equal((await server.exited).code, 0);
 });
 
