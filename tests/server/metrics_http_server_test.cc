@@ -10,13 +10,18 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -36,11 +41,14 @@ struct HttpResponse {
   std::string body;
 };
 
-// Connects to 127.0.0.1:`port`; returns the fd or -1.
-int Connect(int port) {
+using Clock = std::chrono::steady_clock;
+
+// Connects to 127.0.0.1:`port` with `timeout_s` send and receive timeouts;
+// returns the fd or -1.
+int Connect(int port, int timeout_s = 5) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return -1;
-  timeval timeout{5, 0};
+  timeval timeout{timeout_s, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
   sockaddr_in addr{};
@@ -54,16 +62,11 @@ int Connect(int port) {
   return fd;
 }
 
-// Sends one HTTP/1.1 request with "Connection: close" and reads the response
-// until EOF.
-absl::StatusOr<HttpResponse> Fetch(int port, absl::string_view method,
-                                   absl::string_view path) {
-  const int fd = Connect(port);
+// Sends `request` verbatim and reads the response until EOF.
+absl::StatusOr<HttpResponse> FetchRaw(int port, absl::string_view request,
+                                      int timeout_s = 5) {
+  const int fd = Connect(port, timeout_s);
   if (fd < 0) return absl::UnavailableError(absl::StrCat("connect: ", errno));
-  const std::string request =
-      absl::StrCat(method, " ", path,
-                   " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-                   "Content-Length: 0\r\n\r\n");
   size_t sent = 0;
   while (sent < request.size()) {
     const ssize_t n =
@@ -109,6 +112,18 @@ absl::StatusOr<HttpResponse> Fetch(int port, absl::string_view method,
         std::string(absl::StripAsciiWhitespace(lines[i].substr(colon + 1)));
   }
   return response;
+}
+
+// Sends one HTTP/1.1 request with "Connection: close" and reads the response
+// until EOF.
+absl::StatusOr<HttpResponse> Fetch(int port, absl::string_view method,
+                                   absl::string_view path, int timeout_s = 5) {
+  return FetchRaw(
+      port,
+      absl::StrCat(method, " ", path,
+                   " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                   "Content-Length: 0\r\n\r\n"),
+      timeout_s);
 }
 
 class MetricsHttpServerTest : public ::testing::Test {
@@ -212,6 +227,106 @@ TEST_F(MetricsHttpServerTest, NonGetIs405) {
   }
 }
 
+TEST_F(MetricsHttpServerTest, HeadGetsHeadersOnly) {
+  absl::StatusOr<HttpResponse> response =
+      Fetch(server_->port(), "HEAD", "/metrics");
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->status, 405);
+  EXPECT_EQ(response->headers["allow"], "GET");
+  EXPECT_EQ(response->headers["connection"], "close");
+  EXPECT_EQ(response->body, "");
+}
+
+TEST_F(MetricsHttpServerTest, MalformedRequestLineIs400) {
+  for (const char* request :
+       {"garbage\r\n\r\n", "GET /metrics\r\n\r\n",
+        "GET  /metrics HTTP/1.1\r\n\r\n", "GET /metrics HTTP/2.0\r\n\r\n",
+        "GET metrics HTTP/1.1\r\n\r\n", "GET /metrics HTTP/1.1 x\r\n\r\n",
+        "G(T /metrics HTTP/1.1\r\n\r\n", "\r\n\r\n"}) {
+    absl::StatusOr<HttpResponse> response = FetchRaw(server_->port(), request);
+    ASSERT_TRUE(response.ok()) << absl::CEscape(request) << ": "
+                               << response.status();
+    EXPECT_EQ(response->status, 400) << absl::CEscape(request);
+    EXPECT_EQ(response->headers["connection"], "close");
+  }
+  // HTTP/1.0 and bare request lines with no headers are fine.
+  absl::StatusOr<HttpResponse> response =
+      FetchRaw(server_->port(), "GET /healthz HTTP/1.0\r\n\r\n");
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->body, "ok");
+}
+
+TEST_F(MetricsHttpServerTest, OversizedRequestIsRejected) {
+  // Headers over 8 KiB: 431.
+  absl::StatusOr<HttpResponse> response = FetchRaw(
+      server_->port(), absl::StrCat("GET /metrics HTTP/1.1\r\nX-Big: ",
+                                    std::string(9000, 'a'), "\r\n\r\n"));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->status, 431);
+  // A request line over 8 KiB: 400.
+  response = FetchRaw(server_->port(),
+                      absl::StrCat("GET /", std::string(9000, 'a'),
+                                   " HTTP/1.1\r\n\r\n"));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->status, 400);
+  // The server still works.
+  response = Fetch(server_->port(), "GET", "/healthz");
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->status, 200);
+}
+
+TEST_F(MetricsHttpServerTest, IdleClientDoesNotBlockTheNextOne) {
+  // Connects and sends nothing. The server serves one connection at a time
+  // and gives this one up after its 5 s request timeout.
+  const int idle = Connect(server_->port());
+  ASSERT_GE(idle, 0);
+  const Clock::time_point start = Clock::now();
+  absl::StatusOr<HttpResponse> response =
+      Fetch(server_->port(), "GET", "/metrics", /*timeout_s=*/15);
+  const auto elapsed = Clock::now() - start;
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->body,
+            metrics::TextSerializer().Serialize(registry_.Collect()));
+  EXPECT_LT(elapsed, std::chrono::seconds(7));
+  // The idle connection was closed without a response.
+  char byte;
+  EXPECT_EQ(recv(idle, &byte, 1, 0), 0);
+  close(idle);
+}
+
+TEST_F(MetricsHttpServerTest, ClientThatStopsMidRequestIsDropped) {
+  const int partial = Connect(server_->port());
+  ASSERT_GE(partial, 0);
+  const std::string start = "GET /metrics HTTP/1.1\r\nHost: x";
+  ASSERT_EQ(send(partial, start.data(), start.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(start.size()));
+  close(partial);  // EOF before the end of the head: no answer, no wait.
+  const Clock::time_point begin = Clock::now();
+  absl::StatusOr<HttpResponse> response =
+      Fetch(server_->port(), "GET", "/healthz");
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->status, 200);
+  EXPECT_LT(Clock::now() - begin, std::chrono::seconds(2));
+}
+
+TEST_F(MetricsHttpServerTest, DestructorIsPromptWithIdleClient) {
+  const int idle = Connect(server_->port());
+  ASSERT_GE(idle, 0);
+  // Let the server thread accept it and wait for its request.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const Clock::time_point start = Clock::now();
+  server_.reset();
+  const auto elapsed = Clock::now() - start;
+  EXPECT_LT(elapsed, std::chrono::milliseconds(500))
+      << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()
+      << " ms";
+  char byte;
+  EXPECT_EQ(recv(idle, &byte, 1, 0), 0);  // Closed, not left hanging.
+  close(idle);
+}
+
 TEST_F(MetricsHttpServerTest, StopsInDestructor) {
   const int port = server_->port();
   server_.reset();
@@ -227,6 +342,9 @@ TEST_F(MetricsHttpServerTest, BusyAddressIsAnError) {
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_TRUE(absl::StrContains(second.status().message(), address))
+      << second.status();
+  EXPECT_TRUE(
+      absl::StrContains(second.status().message(), std::strerror(EADDRINUSE)))
       << second.status();
 }
 
@@ -251,6 +369,9 @@ TEST(MetricsHttpServerStartTest, PortBoundByAnotherSocketIsAnError) {
   EXPECT_EQ(server.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_TRUE(absl::StrContains(server.status().message(), address))
       << server.status();
+  EXPECT_TRUE(
+      absl::StrContains(server.status().message(), std::strerror(EADDRINUSE)))
+      << server.status();
 }
 
 TEST(MetricsHttpServerStartTest, MalformedAddressesAreErrors) {
@@ -273,6 +394,34 @@ TEST(MetricsHttpServerStartTest, MalformedAddressesAreErrors) {
   ASSERT_FALSE(server.ok());
   EXPECT_TRUE(absl::StrContains(server.status().message(), "203.0.113.1:0"))
       << server.status();
+}
+
+TEST(MetricsHttpServerStartTest, Ipv6IsRejected) {
+  metrics::Registry registry;
+  for (const char* address : {"[::1]:0", "[::]:9090", "::1:0"}) {
+    absl::StatusOr<std::unique_ptr<MetricsHttpServer>> server =
+        MetricsHttpServer::Start(address, &registry, nullptr);
+    ASSERT_FALSE(server.ok()) << address;
+    EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument)
+        << server.status();
+    EXPECT_TRUE(absl::StrContains(server.status().message(), address))
+        << server.status();
+    EXPECT_TRUE(absl::StrContains(server.status().message(), "IPv6"))
+        << server.status();
+  }
+}
+
+TEST(MetricsHttpServerStartTest, HostForms) {
+  metrics::Registry registry;
+  for (const char* address : {"localhost:0", ":0", "0.0.0.0:0"}) {
+    absl::StatusOr<std::unique_ptr<MetricsHttpServer>> server =
+        MetricsHttpServer::Start(address, &registry, nullptr);
+    ASSERT_TRUE(server.ok()) << address << ": " << server.status();
+    absl::StatusOr<HttpResponse> response =
+        Fetch((*server)->port(), "GET", "/healthz");
+    ASSERT_TRUE(response.ok()) << address << ": " << response.status();
+    EXPECT_EQ(response->status, 200) << address;
+  }
 }
 
 TEST(MetricsHttpServerStartTest, NullRegistryIsAnError) {
