@@ -1,5 +1,7 @@
 #include "core/engine.h"
 
+#include <utility>
+
 #include "core/request_validator.h"
 
 namespace tandem {
@@ -27,6 +29,7 @@ Engine::Engine(EngineOptions options, std::unique_ptr<ModelRunner> runner,
     : model_(runner->description()),
       limits_(LimitsFor(model_)),
       runner_(std::move(runner)),
+      pipelined_(options.pipelined && runner_->reads_tokens_on_device()),
       observer_(observer),
       queue_(options.max_queue),
       scheduler_(SchedulerOptionsFor(options, model_), tokenizer, observer) {
@@ -57,13 +60,14 @@ int Engine::Shutdown(absl::Duration grace) {
 
 void Engine::Loop() {
   while (true) {
-    RequestQueue::Inbox inbox =
-        queue_.Take(/*block=*/scheduler_.idle(), absl::Milliseconds(100));
+    const bool idle = scheduler_.idle() && !in_flight_.has_value();
+    RequestQueue::Inbox inbox = queue_.Take(/*block=*/idle, absl::Milliseconds(100));
     for (auto& [id, request] : inbox.requests) {
       scheduler_.Add(id, std::move(request));
     }
     for (uint64_t id : inbox.cancellations) scheduler_.Cancel(id);
     if (inbox.stop) {
+      if (in_flight_.has_value()) FinishStep(*std::exchange(in_flight_, std::nullopt));
       cut_off_ = scheduler_.num_running() + scheduler_.num_waiting();
       scheduler_.FinishAll(FinishReason::kShutdown, absl::OkStatus());
       queue_.ReportEngineState(0, true);
@@ -74,26 +78,47 @@ void Engine::Loop() {
 }
 
 void Engine::ReportLoad() {
-  queue_.ReportEngineState(scheduler_.num_waiting(), scheduler_.idle());
+  queue_.ReportEngineState(scheduler_.num_waiting(),
+                           scheduler_.idle() && !in_flight_.has_value());
   if (observer_ != nullptr) {
     observer_->OnLoad({scheduler_.num_running(), scheduler_.num_waiting(),
                        model_.num_slots});
   }
 }
 
-// One step: schedule, run, apply.
+// One step. Synchronous: launch step i, wait for it, apply it. Pipelined:
+// launch step i+1 first, then wait for and apply step i while i+1 runs; a
+// sequence that finished at step i has one extra row in step i+1, whose
+// output the scheduler drops.
 void Engine::RunStep() {
-  const StepPlan plan = scheduler_.Schedule(absl::Now());
+  StepPlan plan = scheduler_.Schedule(absl::Now());
   ReportLoad();
-  if (plan.empty()) return;
-  absl::StatusOr<StepOutput> output = runner_->Step(plan);
+  plan.follows_idle = device_idle_;
+  bool launched = false;
+  if (!plan.empty()) {
+    const absl::Status status = runner_->Launch(plan);
+    launched = status.ok();
+    if (!launched) scheduler_.Fail(plan, status, absl::Now());
+  }
+  if (in_flight_.has_value()) FinishStep(*std::exchange(in_flight_, std::nullopt));
+  if (launched) {
+    if (pipelined_) {
+      in_flight_ = std::move(plan);
+    } else {
+      FinishStep(plan);
+    }
+  }
+  device_idle_ = !launched && !in_flight_.has_value();
+  ReportLoad();
+}
+
+void Engine::FinishStep(const StepPlan& plan) {
+  absl::StatusOr<StepOutput> output = runner_->Collect();
   if (!output.ok()) {
     scheduler_.Fail(plan, output.status(), absl::Now());
-    ReportLoad();
     return;
   }
   scheduler_.Complete(plan, *output, absl::Now());
-  ReportLoad();
   if (observer_ != nullptr) {
     StepStats stats;
     stats.prefill_sequences = static_cast<int>(plan.prefills.size());

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "absl/status/statusor.h"
@@ -22,6 +23,9 @@ namespace tandem {
 struct EngineOptions {
   int32_t max_queue = 256;  // requests waiting for a slot before RESOURCE_EXHAUSTED
   int32_t max_prefill_tokens_per_step = 2048;
+  // Launch step i+1 before reading step i's results. Takes effect only with
+  // a runner that keeps decode inputs on the device.
+  bool pipelined = true;
 };
 
 // Threading: Submit, Cancel and Shutdown may be called from any thread. The
@@ -50,22 +54,29 @@ class Engine {
   int Shutdown(absl::Duration grace);
 
   const ModelDescription& model() const { return model_; }
+  bool pipelined() const { return pipelined_; }
   const RequestLimits& limits() const { return limits_; }
 
  private:
-  void Loop();      // the engine thread's body
-  void RunStep();   // one scheduling + model step
+  void Loop();        // the engine thread's body
+  void RunStep();     // schedule, launch, and apply the previous/this step
+  void FinishStep(const StepPlan& plan);  // collect a launched step, apply it
   void ReportLoad();  // to the queue (admission bound) and the observer
 
   const ModelDescription model_;
   const RequestLimits limits_;
   std::unique_ptr<ModelRunner> runner_;
+  const bool pipelined_;
   EngineObserver* observer_;
   RequestQueue queue_;
   Scheduler scheduler_;
   std::atomic<uint64_t> next_id_{1};
   std::atomic<int> cut_off_{0};
   std::atomic<bool> shut_down_{false};
+  // Engine thread only: the step launched but not yet applied (pipelined),
+  // and whether the device had no work before the next launch.
+  std::optional<StepPlan> in_flight_;
+  bool device_idle_ = true;
   std::thread thread_;
 };
 

@@ -3,6 +3,10 @@
 #include <cmath>
 #include <limits>
 
+#if TANDEM_WITH_CUDA
+#include "core/cuda/decode_attention.h"
+#endif
+
 namespace tandem {
 
 using at::indexing::Slice;
@@ -58,17 +62,22 @@ at::Tensor Gpt2Model::Prefill(int64_t slot, const at::Tensor& tokens,
 }
 
 at::Tensor Gpt2Model::Decode(const at::Tensor& slots, const at::Tensor& tokens,
-                             const at::Tensor& positions, int64_t attend_len,
+                             const at::Tensor& raw_positions, int64_t attend_len,
                              KvCache* cache) const {
   const int64_t B = tokens.size(0), C = config_.n_embd, H = config_.n_head,
                 D = config_.head_dim();
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  // A sequence that already finished may run one extra (discarded) step in
+  // the pipelined engine; clamping keeps its writes inside its own slot.
+  const at::Tensor positions = raw_positions.clamp_max(cache->max_context() - 1);
   at::Tensor x = at::embedding(weights_.wte, tokens) +
                  at::embedding(weights_.wpe, positions);  // [B, C]
-  // [B, 1, attend_len]: true where a position lies past the sequence's end.
-  const at::Tensor beyond =
-      (at::arange(attend_len, positions.options()).unsqueeze(0) >
-       positions.unsqueeze(1)).unsqueeze(1);
+  const bool use_kernel = UsesDecodeKernel(*cache);
+  at::Tensor beyond;  // [B, 1, attend_len]: true past each sequence's end
+  if (!use_kernel) {
+    beyond = (at::arange(attend_len, positions.options()).unsqueeze(0) >
+              positions.unsqueeze(1)).unsqueeze(1);
+  }
   for (int64_t i = 0; i < config_.n_layer; ++i) {
     const Gpt2LayerWeights& w = weights_.layers[i];
     const at::Tensor h = at::layer_norm(x, {C}, w.ln_1_weight, w.ln_1_bias,
@@ -79,17 +88,33 @@ at::Tensor Gpt2Model::Decode(const at::Tensor& slots, const at::Tensor& tokens,
     at::Tensor& v_cache = cache->values(i);
     k_cache.index_put_({slots, Slice(), positions}, k);  // [B, H, D]
     v_cache.index_put_({slots, Slice(), positions}, v);
-    const at::Tensor keys = k_cache.index_select(0, slots).narrow(2, 0, attend_len);
-    const at::Tensor values = v_cache.index_select(0, slots).narrow(2, 0, attend_len);
-    at::Tensor scores =
-        at::matmul(q.unsqueeze(2), keys.transpose(-1, -2)).squeeze(2) * scale;  // [B, H, L]
-    scores.masked_fill_(beyond, -std::numeric_limits<float>::infinity());
-    const at::Tensor attn =
-        at::matmul(at::softmax(scores, -1).unsqueeze(2), values).reshape({B, C});
+    at::Tensor attn;  // [B, C]
+#if TANDEM_WITH_CUDA
+    if (use_kernel) {
+      attn = DecodeAttention(q, k_cache, v_cache, slots, positions, scale).reshape({B, C});
+    }
+#endif
+    if (!use_kernel) {
+      const at::Tensor keys = k_cache.index_select(0, slots).narrow(2, 0, attend_len);
+      const at::Tensor values = v_cache.index_select(0, slots).narrow(2, 0, attend_len);
+      at::Tensor scores =
+          at::matmul(q.unsqueeze(2), keys.transpose(-1, -2)).squeeze(2) * scale;  // [B, H, L]
+      scores.masked_fill_(beyond, -std::numeric_limits<float>::infinity());
+      attn = at::matmul(at::softmax(scores, -1).unsqueeze(2), values).reshape({B, C});
+    }
     x = x + at::addmm(w.attn_proj_bias, attn, w.attn_proj_weight);
     x = MlpResidual(i, x);
   }
   return Logits(x);
+}
+
+bool Gpt2Model::UsesDecodeKernel(const KvCache& cache) const {
+#if TANDEM_WITH_CUDA
+  return use_decode_kernel_ && cache.keys_const(0).is_cuda();
+#else
+  (void)cache;
+  return false;
+#endif
 }
 
 }  // namespace tandem

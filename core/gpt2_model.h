@@ -26,12 +26,19 @@ class Gpt2Model {
 
   // One decode step for B sequences: `slots`, `tokens`, `positions` are [B]
   // int64 on the device; token b is written at position positions[b] of slot
-  // slots[b], and attends to positions [0, positions[b]]. `attend_len` must be
-  // > every position (the host knows it: max(positions) + 1). Returns float32
+  // slots[b] (clamped to max_context - 1), and attends to positions
+  // [0, positions[b]]. On CUDA a kernel reads each slot up to its own length
+  // and `attend_len` is ignored, so the step has static shapes (CUDA graphs);
+  // elsewhere `attend_len` must be > every position (the host knows it:
+  // max(positions) + 1). Never synchronizes with the host. Returns float32
   // logits [B, V].
   at::Tensor Decode(const at::Tensor& slots, const at::Tensor& tokens,
                     const at::Tensor& positions, int64_t attend_len,
                     KvCache* cache) const;
+
+  // Off: CUDA decode uses the gather + matmul path too (tests compare both).
+  void set_use_decode_kernel(bool use) { use_decode_kernel_ = use; }
+  bool UsesDecodeKernel(const KvCache& cache) const;
 
   const Gpt2Config& config() const { return config_; }
   const Gpt2Weights& weights() const { return weights_; }
@@ -43,6 +50,7 @@ class Gpt2Model {
 
   Gpt2Config config_;
   Gpt2Weights weights_;
+  bool use_decode_kernel_ = true;
 };
 
 }  // namespace tandem

@@ -20,6 +20,7 @@ class KvCache {
 
   at::Tensor& keys(int64_t layer) { return keys_[layer]; }
   at::Tensor& values(int64_t layer) { return values_[layer]; }
+  const at::Tensor& keys_const(int64_t layer) const { return keys_[layer]; }
   int64_t num_slots() const { return num_slots_; }
   int64_t max_context() const { return max_context_; }
   int64_t bytes() const;

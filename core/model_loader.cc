@@ -15,6 +15,11 @@
 #include "absl/time/clock.h"
 #include "core/embedded_vocab.h"
 #include "core/gpt2_runner.h"
+#if TANDEM_WITH_CUDA
+#include <cuda_runtime.h>
+
+#include "core/cuda/cuda_gpt2_runner.h"
+#endif
 #include "core/logging.h"
 #include "core/safetensors_writer.h"
 #include "core/status_macros.h"
@@ -92,6 +97,19 @@ std::string TorchVersion() { return TORCH_VERSION; }
 
 bool CudaAvailable() { return at::hasCUDA(); }
 
+int64_t DeviceMemoryInUse(const std::string& device) {
+#if TANDEM_WITH_CUDA
+  if (absl::StartsWith(device, "cuda")) {
+    size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+      return static_cast<int64_t>(total_bytes - free_bytes);
+    }
+  }
+#endif
+  (void)device;
+  return 0;
+}
+
 absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> LoadTokenizer(
     const std::string& model_dir) {
   if (model_dir.empty()) {
@@ -146,8 +164,10 @@ absl::StatusOr<LoadedModel> LoadModel(const ModelOptions& options) {
   }
   const int32_t slots =
       options.max_slots > 0 ? options.max_slots : (device.is_cuda() ? 64 : 8);
+  // The CUDA runner pads batches into one extra scratch slot.
+  const int32_t cache_slots = device.is_cuda() ? slots + 1 : slots;
   auto cache = std::make_unique<KvCache>(
-      config.n_layer, slots, config.n_head, max_context, config.head_dim(),
+      config.n_layer, cache_slots, config.n_head, max_context, config.head_dim(),
       at::TensorOptions().dtype(dtype).device(device));
   ModelDescription description;
   description.name = name;
@@ -162,9 +182,29 @@ absl::StatusOr<LoadedModel> LoadModel(const ModelOptions& options) {
   description.device = device.str();
   description.weight_bytes = weights.bytes();
   description.kv_cache_bytes = cache->bytes();
+  description.eos_token_id = config.eos_token_id;
   auto model = std::make_unique<Gpt2Model>(config, std::move(weights));
-  loaded.runner = std::make_unique<Gpt2Runner>(description, std::move(model),
-                                               std::move(cache), device);
+  model->set_use_decode_kernel(options.decode_kernel);
+  if (device.is_cuda()) {
+#if TANDEM_WITH_CUDA
+    description.runner = options.cuda_graphs ? "cuda, CUDA graphs" : "cuda, eager";
+    CudaRunnerOptions cuda_options;
+    cuda_options.cuda_graphs = options.cuda_graphs;
+    try {
+      loaded.runner = std::make_unique<CudaGpt2Runner>(
+          description, std::move(model), std::move(cache), device, cuda_options);
+    } catch (const std::exception& e) {
+      return absl::InternalError(absl::StrCat("cannot set up the CUDA runner: ", e.what()));
+    }
+#else
+    return absl::FailedPreconditionError(
+        "this tandem build has no CUDA code (built against a CPU-only LibTorch)");
+#endif
+  } else {
+    description.runner = "eager";
+    loaded.runner = std::make_unique<Gpt2Runner>(description, std::move(model),
+                                                 std::move(cache), device);
+  }
   LogInfo("loaded model ", name, " (", config.n_layer, " layers, hidden ",
           config.n_embd, ", ", config.n_head, " heads, vocab ", config.vocab_size,
           ") on ", description.device, " in ", description.dtype, ": weights ",

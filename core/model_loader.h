@@ -26,6 +26,8 @@ struct ModelOptions {
   int32_t max_context = 0;  // 0: the model's n_positions
   std::string dtype = "auto";   // float32|float16|bfloat16; auto: float32 on CPU, bfloat16 on GPU
   std::string device = "auto";  // cpu|cuda|cuda:N; auto: cuda when present
+  bool cuda_graphs = true;      // CUDA: capture decode steps per batch bucket
+  bool decode_kernel = true;    // CUDA: the slot-reading attention kernel
 };
 
 struct LoadedModel {
@@ -48,6 +50,9 @@ absl::Status WriteRandomCheckpoint(const std::string& dir,
 
 std::string TorchVersion();
 bool CudaAvailable();
+// Bytes of device memory in use on `device` ("cuda", "cuda:N"), from the
+// driver (every process); 0 for the CPU.
+int64_t DeviceMemoryInUse(const std::string& device);
 
 }  // namespace tandem
 

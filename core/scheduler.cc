@@ -89,6 +89,9 @@ StepPlan Scheduler::Schedule(absl::Time now) {
     item.slot = seq.slot;
     item.prompt = seq.request.prompt_token_ids;
     item.sampling = SamplingFor(seq);
+    item.max_tokens = seq.request.stopping.max_tokens;
+    item.ignore_eos = seq.request.stopping.ignore_eos;
+    item.stop_token_ids = seq.request.stopping.stop_token_ids;
     plan.prefills.push_back(item);
     budget -= prompt_len;
   }

@@ -27,6 +27,10 @@ struct PrefillItem {
   absl::Span<const int32_t> prompt;  // owned by the scheduler's sequence;
                                      // valid until the step completes
   RowSampling sampling;
+  // Stopping inputs, for runners that compute stop flags on the device.
+  int32_t max_tokens = 0;
+  bool ignore_eos = false;
+  std::vector<int32_t> stop_token_ids;
 };
 
 // Feeds one token at `position` to the sequence in `slot` (appending its K/V)
@@ -42,6 +46,9 @@ struct DecodeItem {
 struct StepPlan {
   std::vector<PrefillItem> prefills;
   std::vector<DecodeItem> decodes;
+  // The engine had nothing to do before this step, so the device idle time
+  // before it is not a pipeline gap and is not counted.
+  bool follows_idle = false;
   bool empty() const { return prefills.empty() && decodes.empty(); }
 };
 
@@ -62,10 +69,14 @@ struct StepTimings {
 };
 
 // Results in plan order: prefill_tokens[i] belongs to plan.prefills[i],
-// decode_tokens[j] to plan.decodes[j].
+// decode_tokens[j] to plan.decodes[j]. `stop_flags`, when the runner computes
+// them on the device, has one entry per row (prefills first): the sampled
+// token ends the sequence (EOS, stop token id or max_tokens). The scheduler
+// decides on the host and the gpu tests check that both agree.
 struct StepOutput {
   std::vector<SampledToken> prefill_tokens;
   std::vector<SampledToken> decode_tokens;
+  std::vector<bool> stop_flags;
   StepTimings timings;
 };
 

@@ -43,6 +43,10 @@ ABSL_FLAG(int32_t, max_prefill_tokens, 2048,
 ABSL_FLAG(std::string, dtype, "auto",
           "float32, float16 or bfloat16 (auto: float32 on the CPU, bfloat16 on a GPU)");
 ABSL_FLAG(std::string, device, "auto", "cpu, cuda or cuda:N (auto: cuda when present)");
+ABSL_FLAG(std::string, pipeline, "double_buffered",
+          "double_buffered: launch step i+1 before reading step i's tokens (CUDA); "
+          "sync: wait for every step before launching the next");
+ABSL_FLAG(bool, cuda_graphs, true, "CUDA: replay each decode step as one captured graph");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
           "on SIGTERM/SIGINT, how long running streams may take to finish before "
           "they are cut off");
@@ -91,6 +95,12 @@ int Serve() {
   model_options.max_context = absl::GetFlag(FLAGS_max_context);
   model_options.dtype = absl::GetFlag(FLAGS_dtype);
   model_options.device = absl::GetFlag(FLAGS_device);
+  model_options.cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs);
+  const std::string pipeline = absl::GetFlag(FLAGS_pipeline);
+  if (pipeline != "sync" && pipeline != "double_buffered") {
+    LogError("--pipeline=", pipeline, ": expected sync or double_buffered");
+    return 1;
+  }
   absl::StatusOr<LoadedModel> loaded = LoadModel(model_options);
   if (!loaded.ok()) {
     LogError("cannot load the model: ", loaded.status().ToString());
@@ -106,8 +116,11 @@ int Serve() {
   EngineOptions engine_options;
   engine_options.max_queue = max_queue;
   engine_options.max_prefill_tokens_per_step = absl::GetFlag(FLAGS_max_prefill_tokens);
+  engine_options.pipelined = pipeline == "double_buffered";
   Engine engine(engine_options, std::move(loaded->runner), loaded->tokenizer.get(),
                 &metrics);
+  LogInfo("engine: ", model.runner, ", ",
+          engine.pipelined() ? "double-buffered pipeline" : "synchronous steps");
   GenerationService service(&engine, loaded->tokenizer.get(), &metrics, max_queue);
 
   grpc::EnableDefaultHealthCheckService(true);

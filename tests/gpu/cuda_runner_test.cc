@@ -1,0 +1,212 @@
+// GPU tests of the fast path: the attention kernel against the reference
+// path, every engine mode against synchronous eager, slot reuse, and the
+// steady decode loop running without a host synchronization.
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <c10/core/InferenceMode.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/engine.h"
+#include "core/gpt2_model.h"
+#include "core/model_loader.h"
+#include "tests/core/recording_sink.h"
+
+namespace tandem {
+namespace {
+
+class CheckpointDir {
+ public:
+  explicit CheckpointDir(const Gpt2Config& config) {
+    char tmpl[] = "/tmp/tandem_gpu_XXXXXX";
+    path_ = mkdtemp(tmpl);
+    EXPECT_TRUE(WriteRandomCheckpoint(path_, config, 5, "float32").ok());
+  }
+  ~CheckpointDir() { std::system(("rm -rf " + path_).c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+Gpt2Config SmallConfig() {
+  Gpt2Config config = *Gpt2Config::Preset("tiny");
+  config.n_embd = 128;
+  config.n_head = 2;  // head_dim 64, as in every GPT-2 size
+  config.n_layer = 3;
+  config.n_positions = 256;
+  return config;
+}
+
+at::Tensor Ids(std::vector<int64_t> ids) {
+  return at::tensor(ids, at::kLong).to(at::kCUDA);
+}
+
+TEST(DecodeKernelTest, MatchesTheGatherMatmulPathForEveryLength) {
+  c10::InferenceMode inference_mode;
+  const Gpt2Config config = SmallConfig();
+  for (at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+    const Gpt2Weights weights = Gpt2Weights::Random(config, 3).To(dtype, at::kCUDA);
+    Gpt2Model with_kernel(config, weights), reference(config, weights);
+    reference.set_use_decode_kernel(false);
+    const auto options = at::TensorOptions().dtype(dtype).device(at::kCUDA);
+    KvCache cache_a(config.n_layer, 4, config.n_head, 256, 64, options);
+    KvCache cache_b(config.n_layer, 4, config.n_head, 256, 64, options);
+    ASSERT_TRUE(with_kernel.UsesDecodeKernel(cache_a));
+    ASSERT_FALSE(reference.UsesDecodeKernel(cache_b));
+    // Slots at lengths 1, 37, 200 and 255 (the last position of the context).
+    const std::vector<int64_t> lengths = {1, 37, 200, 255};
+    std::vector<int64_t> slots, tokens, positions;
+    for (int64_t s = 0; s < 4; ++s) {
+      const at::Tensor prompt = at::randint(50000, {lengths[s]}, at::kLong).to(at::kCUDA);
+      with_kernel.Prefill(s, prompt, &cache_a);
+      reference.Prefill(s, prompt, &cache_b);
+      slots.push_back(s);
+      tokens.push_back(100 + s);
+      positions.push_back(lengths[s]);
+    }
+    const at::Tensor a = with_kernel.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_a);
+    const at::Tensor b = reference.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_b);
+    const double tolerance = dtype == at::kFloat ? 1e-4 : 3e-2;
+    const double error = ((a - b).norm() / b.norm()).item<double>();
+    EXPECT_LT(error, tolerance) << "dtype " << c10::toString(dtype);
+  }
+}
+
+// Runs `requests` through an engine in `mode` and returns each one's tokens.
+std::vector<std::vector<int32_t>> RunAll(const std::string& dir, bool pipelined, bool graphs,
+                                         int slots, const std::vector<GenerationRequest>& requests) {
+  ModelOptions options;
+  options.model_dir = dir;
+  options.device = "cuda";
+  options.dtype = "float32";
+  options.max_slots = slots;
+  options.cuda_graphs = graphs;
+  absl::StatusOr<LoadedModel> loaded = LoadModel(options);
+  EXPECT_TRUE(loaded.ok()) << loaded.status();
+  if (!loaded.ok()) return {};
+  EngineOptions engine_options;
+  engine_options.pipelined = pipelined;
+  Engine engine(engine_options, std::move(loaded->runner), loaded->tokenizer.get(), nullptr);
+  EXPECT_EQ(engine.pipelined(), pipelined);
+  std::vector<std::shared_ptr<RecordingSink>> sinks;
+  // Three waves: later requests join a batch that is already decoding.
+  for (size_t i = 0; i < requests.size(); ++i) {
+    GenerationRequest request = requests[i];
+    sinks.push_back(std::make_shared<RecordingSink>());
+    request.sink = sinks.back();
+    EXPECT_TRUE(engine.Submit(std::move(request)).ok());
+    if (i % 4 == 3) absl::SleepFor(absl::Milliseconds(30));
+  }
+  std::vector<std::vector<int32_t>> tokens;
+  for (auto& sink : sinks) {
+    EXPECT_TRUE(sink->WaitFinished(absl::Seconds(120)));
+    tokens.push_back(sink->ids());
+  }
+  return tokens;
+}
+
+std::vector<GenerationRequest> MixedRequests() {
+  std::vector<GenerationRequest> requests;
+  for (int i = 0; i < 12; ++i) {
+    GenerationRequest r;
+    for (int t = 0; t < 3 + 5 * i; ++t) r.prompt_token_ids.push_back((97 * i + 13 * t) % 50000);
+    r.stopping.max_tokens = 5 + 3 * i;
+    r.stopping.ignore_eos = i % 3 != 0;
+    if (i % 2 == 1) {
+      r.sampling.temperature = 0.8f;
+      r.sampling.top_p = 0.9f;
+      r.sampling.top_k = i % 4 == 1 ? 40 : 0;
+      r.sampling.seed = 1000 + i;
+    }
+    requests.push_back(r);
+  }
+  return requests;
+}
+
+TEST(EngineModesTest, EveryModeGivesTheTokensOfSynchronousEager) {
+  CheckpointDir dir(SmallConfig());
+  const std::vector<GenerationRequest> requests = MixedRequests();
+  const auto reference = RunAll(dir.path(), false, false, 8, requests);
+  ASSERT_EQ(reference.size(), requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_FALSE(reference[i].empty());
+    EXPECT_LE(reference[i].size(), static_cast<size_t>(requests[i].stopping.max_tokens));
+  }
+  for (auto [pipelined, graphs] : {std::pair{false, true}, std::pair{true, false},
+                                   std::pair{true, true}}) {
+    const auto tokens = RunAll(dir.path(), pipelined, graphs, 8, requests);
+    for (size_t i = 0; i < requests.size(); ++i) {
+      EXPECT_EQ(tokens[i], reference[i]) << "request " << i << " pipelined=" << pipelined
+                                         << " graphs=" << graphs;
+    }
+  }
+}
+
+TEST(EngineModesTest, AReusedSlotNeverSeesTheOldSequence) {
+  CheckpointDir dir(SmallConfig());
+  std::vector<GenerationRequest> requests = MixedRequests();
+  GenerationRequest long_one = requests[11];  // 58-token prompt, 38 tokens
+  GenerationRequest short_one = requests[2];  // 13-token prompt
+  const auto alone = RunAll(dir.path(), true, true, 1, {short_one});
+  const auto after = RunAll(dir.path(), true, true, 1, {long_one, short_one});
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[1], alone[0]);
+}
+
+TEST(CudaRunnerTest, SteadyDecodeNeverSynchronizesAndStopFlagsFollowTheBudget) {
+  CheckpointDir dir(SmallConfig());
+  ModelOptions options;
+  options.model_dir = dir.path();
+  options.device = "cuda";
+  options.max_slots = 4;
+  absl::StatusOr<LoadedModel> loaded = LoadModel(options);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ModelRunner& runner = *loaded->runner;
+  ASSERT_TRUE(runner.reads_tokens_on_device());
+  const std::vector<int32_t> prompt = {1, 2, 3, 4, 5};
+  StepPlan prefill;
+  for (int slot = 0; slot < 2; ++slot) {
+    PrefillItem item;
+    item.slot = slot;
+    item.prompt = prompt;
+    item.max_tokens = slot == 0 ? 3 : 50;
+    item.ignore_eos = true;
+    prefill.prefills.push_back(item);
+  }
+  absl::StatusOr<StepOutput> first = runner.Step(prefill);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_THAT(first->stop_flags, ::testing::ElementsAre(false, false));
+  StepPlan decode;
+  for (int slot = 0; slot < 2; ++slot) {
+    DecodeItem item;
+    item.slot = slot;
+    decode.decodes.push_back(item);
+  }
+  // From here on any synchronizing Torch call (.item(), a pageable copy)
+  // throws, and Launch reports it.
+  c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_ERROR);
+  ASSERT_TRUE(runner.Launch(decode).ok());
+  ASSERT_TRUE(runner.Launch(decode).ok());  // launched before the first is read
+  absl::StatusOr<StepOutput> second = runner.Collect();
+  ASSERT_TRUE(runner.Launch(decode).ok());
+  absl::StatusOr<StepOutput> third = runner.Collect();
+  absl::StatusOr<StepOutput> fourth = runner.Collect();
+  c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_DISABLED);
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_TRUE(third.ok()) << third.status();
+  ASSERT_TRUE(fourth.ok()) << fourth.status();
+  // Slot 0 may generate 3 tokens: the prefill's, then two decodes.
+  EXPECT_THAT(second->stop_flags, ::testing::ElementsAre(false, false));
+  EXPECT_THAT(third->stop_flags, ::testing::ElementsAre(true, false));
+  EXPECT_GT(third->timings.gpu_busy_seconds, 0);
+  EXPECT_GE(third->timings.gpu_idle_seconds, 0);
+}
+
+}  // namespace
+}  // namespace tandem
