@@ -18,8 +18,16 @@ at::Tensor Gpt2Model::MlpResidual(int64_t layer, const at::Tensor& x) const {
   const Gpt2LayerWeights& w = weights_.layers[layer];
   const at::Tensor h = at::layer_norm(x, {config_.n_embd}, w.ln_2_weight,
                                       w.ln_2_bias, config_.layer_norm_epsilon);
+#if TANDEM_WITH_CUDA
+  // cuBLASLt fuses bias and tanh-GELU into the GEMM's epilogue.
+  const at::Tensor inner =
+      h.is_cuda() ? at::_addmm_activation(w.mlp_fc_bias, h, w.mlp_fc_weight, 1, 1,
+                                          /*use_gelu=*/true)
+                  : at::gelu(at::addmm(w.mlp_fc_bias, h, w.mlp_fc_weight), "tanh");
+#else
   const at::Tensor inner =
       at::gelu(at::addmm(w.mlp_fc_bias, h, w.mlp_fc_weight), "tanh");
+#endif
   return x + at::addmm(w.mlp_proj_bias, inner, w.mlp_proj_weight);
 }
 
@@ -83,18 +91,19 @@ at::Tensor Gpt2Model::Decode(const at::Tensor& slots, const at::Tensor& tokens,
     const at::Tensor h = at::layer_norm(x, {C}, w.ln_1_weight, w.ln_1_bias,
                                         config_.layer_norm_epsilon);
     const at::Tensor qkv = at::addmm(w.attn_bias, h, w.attn_weight).view({B, 3, H, D});
-    const at::Tensor q = qkv.select(1, 0), k = qkv.select(1, 1), v = qkv.select(1, 2);
     at::Tensor& k_cache = cache->keys(i);
     at::Tensor& v_cache = cache->values(i);
-    k_cache.index_put_({slots, Slice(), positions}, k);  // [B, H, D]
-    v_cache.index_put_({slots, Slice(), positions}, v);
     at::Tensor attn;  // [B, C]
 #if TANDEM_WITH_CUDA
     if (use_kernel) {
-      attn = DecodeAttention(q, k_cache, v_cache, slots, positions, scale).reshape({B, C});
+      // Appends K/V and attends over each slot's own length in one launch.
+      attn = DecodeAttention(qkv, k_cache, v_cache, slots, positions, scale).reshape({B, C});
     }
 #endif
     if (!use_kernel) {
+      const at::Tensor q = qkv.select(1, 0), k = qkv.select(1, 1), v = qkv.select(1, 2);
+      k_cache.index_put_({slots, Slice(), positions}, k);  // [B, H, D]
+      v_cache.index_put_({slots, Slice(), positions}, v);
       const at::Tensor keys = k_cache.index_select(0, slots).narrow(2, 0, attend_len);
       const at::Tensor values = v_cache.index_select(0, slots).narrow(2, 0, attend_len);
       at::Tensor scores =

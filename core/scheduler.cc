@@ -64,6 +64,8 @@ StepPlan Scheduler::Schedule(absl::Time now) {
   // Running sequences decode first, so admission never delays them.
   for (uint64_t id : running_) {
     const Sequence& seq = *sequences_.at(id);
+    // A prefill still in flight (pipelined engine): decode from the next step.
+    if (!seq.prefilled) continue;
     DecodeItem item;
     item.sequence_id = id;
     item.slot = seq.slot;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include <c10/core/InferenceMode.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 
 #include "absl/strings/str_cat.h"
@@ -77,6 +78,9 @@ CudaGpt2Runner::CudaGpt2Runner(ModelDescription description,
     Check(cudaEventCreate(&e.mid), "cudaEventCreate");
     Check(cudaEventCreate(&e.end), "cudaEventCreate");
   }
+  // The state above, the weights and the KV slots were written on the
+  // default stream; the step and capture streams must see them.
+  c10::cuda::device_synchronize();
   if (options_.cuda_graphs) CaptureGraphs();
 }
 

@@ -6,12 +6,14 @@
 
 namespace tandem {
 
-// q [B, H, D]; k_cache, v_cache [S, H, L, D] on the same CUDA device and
-// dtype; slots, positions [B] int64. Returns [B, H, D]: attention of each row
-// over positions [0, positions[b]] of its slot. Runs on the current stream,
-// without host synchronization (safe inside CUDA graph capture).
-at::Tensor DecodeAttention(const at::Tensor& q, const at::Tensor& k_cache,
-                           const at::Tensor& v_cache, const at::Tensor& slots,
+// qkv [B, 3, H, D] (the QKV projection of B decode rows); k_cache, v_cache
+// [S, H, L, D] on the same CUDA device and dtype; slots, positions [B] int64.
+// Appends each row's key and value at positions[b] of slot slots[b], then
+// returns [B, H, D]: attention of each row over positions [0, positions[b]]
+// of its slot. Runs on the current stream, without host synchronization (safe
+// inside CUDA graph capture).
+at::Tensor DecodeAttention(const at::Tensor& qkv, at::Tensor& k_cache,
+                           at::Tensor& v_cache, const at::Tensor& slots,
                            const at::Tensor& positions, double scale);
 
 }  // namespace tandem

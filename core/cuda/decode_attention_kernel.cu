@@ -8,7 +8,7 @@
 namespace tandem {
 namespace {
 
-constexpr int kWarps = 4;
+constexpr int kWarps = 16;  // latency-bound loads: many warps in flight
 constexpr int kThreads = kWarps * 32;
 constexpr int kMaxDimsPerLane = 8;  // head_dim <= 256
 
@@ -26,8 +26,8 @@ __device__ inline float WarpSum(float v) {
 
 // One block per (head, row). Warps split the positions; lanes split head_dim.
 template <typename T>
-__global__ void DecodeAttentionKernel(const T* __restrict__ q, const T* __restrict__ k_cache,
-                                      const T* __restrict__ v_cache,
+__global__ void DecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
+                                      T* __restrict__ v_cache,
                                       const int64_t* __restrict__ slots,
                                       const int64_t* __restrict__ positions, T* __restrict__ out,
                                       int heads, int head_dim, int max_context, float scale) {
@@ -41,9 +41,19 @@ __global__ void DecodeAttentionKernel(const T* __restrict__ q, const T* __restri
   if (position > max_context - 1) position = max_context - 1;
   const int length = static_cast<int>(position) + 1;
   const size_t head_offset = (static_cast<size_t>(slot) * heads + h) * max_context * head_dim;
-  const T* keys = k_cache + head_offset;
-  const T* values = v_cache + head_offset;
-  const T* query = q + (static_cast<size_t>(b) * heads + h) * head_dim;
+  T* keys = k_cache + head_offset;
+  T* values = v_cache + head_offset;
+  const size_t row = static_cast<size_t>(b) * 3 * heads * head_dim;
+  const T* query = qkv + row + static_cast<size_t>(h) * head_dim;
+  const T* new_key = query + static_cast<size_t>(heads) * head_dim;
+  const T* new_value = new_key + static_cast<size_t>(heads) * head_dim;
+  // Append this step's key and value; the barrier makes them visible to the
+  // whole block before it reads the slot.
+  for (int d = threadIdx.x; d < head_dim; d += kThreads) {
+    keys[position * head_dim + d] = new_key[d];
+    values[position * head_dim + d] = new_value[d];
+  }
+  __syncthreads();
 
   float q_lane[kMaxDimsPerLane];
   for (int i = 0; i < kMaxDimsPerLane; ++i) {
@@ -101,7 +111,7 @@ __global__ void DecodeAttentionKernel(const T* __restrict__ q, const T* __restri
 }
 
 template <typename T>
-cudaError_t Launch(const void* q, const void* k, const void* v, const int64_t* slots,
+cudaError_t Launch(const void* qkv, void* k, void* v, const int64_t* slots,
                    const int64_t* positions, void* out, int batch, int heads, int head_dim,
                    int max_context, float scale, cudaStream_t stream) {
   const size_t shared = static_cast<size_t>(max_context) * sizeof(float);
@@ -113,28 +123,28 @@ cudaError_t Launch(const void* q, const void* k, const void* v, const int64_t* s
   }
   const dim3 grid(heads, batch);
   DecodeAttentionKernel<T><<<grid, kThreads, shared, stream>>>(
-      static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), slots,
+      static_cast<const T*>(qkv), static_cast<T*>(k), static_cast<T*>(v), slots,
       positions, static_cast<T*>(out), heads, head_dim, max_context, scale);
   return cudaGetLastError();
 }
 
 }  // namespace
 
-cudaError_t LaunchDecodeAttention(AttentionDType dtype, const void* q, const void* k_cache,
-                                  const void* v_cache, const int64_t* slots,
+cudaError_t LaunchDecodeAttention(AttentionDType dtype, const void* qkv, void* k_cache,
+                                  void* v_cache, const int64_t* slots,
                                   const int64_t* positions, void* out, int batch, int heads,
                                   int head_dim, int max_context, float scale,
                                   cudaStream_t stream) {
   if (head_dim > 32 * kMaxDimsPerLane || batch <= 0) return cudaErrorInvalidValue;
   switch (dtype) {
     case AttentionDType::kFloat32:
-      return Launch<float>(q, k_cache, v_cache, slots, positions, out, batch, heads, head_dim,
+      return Launch<float>(qkv, k_cache, v_cache, slots, positions, out, batch, heads, head_dim,
                            max_context, scale, stream);
     case AttentionDType::kFloat16:
-      return Launch<__half>(q, k_cache, v_cache, slots, positions, out, batch, heads, head_dim,
+      return Launch<__half>(qkv, k_cache, v_cache, slots, positions, out, batch, heads, head_dim,
                             max_context, scale, stream);
     case AttentionDType::kBFloat16:
-      return Launch<__nv_bfloat16>(q, k_cache, v_cache, slots, positions, out, batch, heads,
+      return Launch<__nv_bfloat16>(qkv, k_cache, v_cache, slots, positions, out, batch, heads,
                                    head_dim, max_context, scale, stream);
   }
   return cudaErrorInvalidValue;

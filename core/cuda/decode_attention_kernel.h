@@ -11,18 +11,20 @@ namespace tandem {
 
 enum class AttentionDType { kFloat32, kFloat16, kBFloat16 };
 
-// For each row b and head h: out[b, h, :] = softmax(q[b, h, :] . K[slot, h, t, :]
-// * scale for t < length) . V[slot, h, t, :], where slot = slots[b] and
-// length = positions[b] + 1 (positions clamped to max_context - 1). Reads
-// only the first `length` positions of each slot: its cost follows the
-// sequences' lengths, not max_context.
+// For each row b and head h, with slot = slots[b] and p = positions[b]
+// (clamped to max_context - 1): first appends the row's new key and value
+// (qkv[b, 1, h, :], qkv[b, 2, h, :]) at position p of the slot, then
+// out[b, h, :] = softmax(q . K[slot, h, t, :] * scale, t <= p) . V[slot, h, t, :]
+// with q = qkv[b, 0, h, :]. Reads only the first p + 1 positions of each
+// slot: its cost follows the sequences' lengths, not max_context. One launch
+// replaces the K/V scatter, the gather of the slots and the attention.
 //
-// Shapes: q, out [B, H, D] contiguous; k_cache, v_cache [S, H, L, D]
-// contiguous; slots, positions [B] int64. D <= 256. Requires
-// L * 4 bytes of shared memory per block (L <= 12288 with the default limit).
+// Shapes: qkv [B, 3, H, D] contiguous (the QKV projection's output); out
+// [B, H, D]; k_cache, v_cache [S, H, L, D] contiguous; slots, positions [B]
+// int64. D <= 256. Needs L * 4 bytes of shared memory per block.
 // Launches on `stream`; never synchronizes.
-cudaError_t LaunchDecodeAttention(AttentionDType dtype, const void* q,
-                                  const void* k_cache, const void* v_cache,
+cudaError_t LaunchDecodeAttention(AttentionDType dtype, const void* qkv,
+                                  void* k_cache, void* v_cache,
                                   const int64_t* slots, const int64_t* positions,
                                   void* out, int batch, int heads, int head_dim,
                                   int max_context, float scale, cudaStream_t stream);

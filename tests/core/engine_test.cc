@@ -26,6 +26,7 @@ class FakeRunner : public ModelRunner {
     description_.num_slots = slots;
   }
   const ModelDescription& description() const override { return description_; }
+  bool reads_tokens_on_device() const override { return on_device_; }
   absl::StatusOr<StepOutput> Step(const StepPlan& plan) override {
     if (gate_ != nullptr) gate_->WaitForNotification();
     if (fail_) return absl::InternalError("device lost");
@@ -37,6 +38,7 @@ class FakeRunner : public ModelRunner {
   ModelDescription description_;
   absl::Notification* gate_ = nullptr;
   bool fail_ = false;
+  bool on_device_ = false;
 };
 
 GenerationRequest MakeRequest(std::shared_ptr<RecordingSink> sink, int max_tokens) {
@@ -150,6 +152,30 @@ TEST(EngineTest, RunnerFailureFinishesItsRequestsWithAnError) {
   ASSERT_TRUE(sink->WaitFinished(absl::Seconds(10)));
   EXPECT_EQ(sink->summary().reason, FinishReason::kError);
   EXPECT_EQ(sink->summary().error.code(), absl::StatusCode::kInternal);
+}
+
+}  // namespace
+}  // namespace tandem
+
+namespace tandem {
+namespace {
+
+TEST(EngineTest, PipelinedEngineDropsTheExtraRowOfFinishedSequences) {
+  auto runner = std::make_unique<FakeRunner>(2);
+  runner->on_device_ = true;  // lets the engine launch step i+1 before reading step i
+  Engine engine({}, std::move(runner), &TestTokenizer(), nullptr);
+  ASSERT_TRUE(engine.pipelined());
+  std::vector<std::shared_ptr<RecordingSink>> sinks;
+  for (int i = 0; i < 6; ++i) {
+    sinks.push_back(std::make_shared<RecordingSink>());
+    ASSERT_TRUE(engine.Submit(MakeRequest(sinks.back(), 1 + i)).ok());
+  }
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(sinks[i]->WaitFinished(absl::Seconds(10)));
+    EXPECT_EQ(sinks[i]->summary().reason, FinishReason::kLength);
+    EXPECT_EQ(sinks[i]->ids().size(), static_cast<size_t>(1 + i)) << "no token past max_tokens";
+  }
+  EXPECT_EQ(engine.Shutdown(absl::Seconds(1)), 0);
 }
 
 }  // namespace

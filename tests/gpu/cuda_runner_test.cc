@@ -89,7 +89,7 @@ std::vector<std::vector<int32_t>> RunAll(const std::string& dir, bool pipelined,
   options.cuda_graphs = graphs;
   absl::StatusOr<LoadedModel> loaded = LoadModel(options);
   EXPECT_TRUE(loaded.ok()) << loaded.status();
-  if (!loaded.ok()) return {};
+  if (!loaded.ok()) return std::vector<std::vector<int32_t>>(requests.size());
   EngineOptions engine_options;
   engine_options.pipelined = pipelined;
   Engine engine(engine_options, std::move(loaded->runner), loaded->tokenizer.get(), nullptr);
@@ -141,6 +141,7 @@ TEST(EngineModesTest, EveryModeGivesTheTokensOfSynchronousEager) {
   for (auto [pipelined, graphs] : {std::pair{false, true}, std::pair{true, false},
                                    std::pair{true, true}}) {
     const auto tokens = RunAll(dir.path(), pipelined, graphs, 8, requests);
+    ASSERT_EQ(tokens.size(), requests.size());
     for (size_t i = 0; i < requests.size(); ++i) {
       EXPECT_EQ(tokens[i], reference[i]) << "request " << i << " pipelined=" << pipelined
                                          << " graphs=" << graphs;
@@ -155,7 +156,9 @@ TEST(EngineModesTest, AReusedSlotNeverSeesTheOldSequence) {
   GenerationRequest short_one = requests[2];  // 13-token prompt
   const auto alone = RunAll(dir.path(), true, true, 1, {short_one});
   const auto after = RunAll(dir.path(), true, true, 1, {long_one, short_one});
+  ASSERT_EQ(alone.size(), 1u);
   ASSERT_EQ(after.size(), 2u);
+  EXPECT_FALSE(alone[0].empty());
   EXPECT_EQ(after[1], alone[0]);
 }
 
