@@ -11,6 +11,7 @@ namespace {
 constexpr int kWarps = 16;  // latency-bound loads: many warps in flight
 constexpr int kThreads = kWarps * 32;
 constexpr int kMaxDimsPerLane = 8;  // head_dim <= 256
+constexpr int kUnroll = 4;          // positions per warp per iteration
 
 __device__ inline float ToFloat(float x) { return x; }
 __device__ inline float ToFloat(__half x) { return __half2float(x); }
@@ -60,18 +61,33 @@ __global__ void DecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__
     const int d = lane + 32 * i;
     q_lane[i] = d < head_dim ? ToFloat(query[d]) * scale : 0.0f;
   }
-  // Scores: one position per warp iteration, lanes over dims.
+  // Scores: each warp takes kUnroll positions per iteration (independent
+  // loads in flight hide memory latency), lanes split the dims.
   float local_max = -FLT_MAX;
-  for (int t = warp; t < length; t += kWarps) {
-    const T* key = keys + static_cast<size_t>(t) * head_dim;
-    float dot = 0.0f;
-    for (int i = 0; i < kMaxDimsPerLane; ++i) {
-      const int d = lane + 32 * i;
-      if (d < head_dim) dot += q_lane[i] * ToFloat(key[d]);
+  for (int t0 = warp * kUnroll; t0 < length; t0 += kWarps * kUnroll) {
+    float dots[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int t = t0 + u;
+      float dot = 0.0f;
+      if (t < length) {
+        const T* key = keys + static_cast<size_t>(t) * head_dim;
+#pragma unroll
+        for (int i = 0; i < kMaxDimsPerLane; ++i) {
+          const int d = lane + 32 * i;
+          if (d < head_dim) dot += q_lane[i] * ToFloat(key[d]);
+        }
+      }
+      dots[u] = dot;
     }
-    dot = WarpSum(dot);
-    if (lane == 0) scores[t] = dot;
-    local_max = fmaxf(local_max, dot);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const float dot = WarpSum(dots[u]);
+      if (t0 + u < length) {
+        if (lane == 0) scores[t0 + u] = dot;
+        local_max = fmaxf(local_max, dot);
+      }
+    }
   }
   if (lane == 0) reduce[warp] = local_max;
   __syncthreads();
@@ -92,12 +108,19 @@ __global__ void DecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__
   // Weighted values: warps over positions, lanes over dims.
   float acc[kMaxDimsPerLane];
   for (int i = 0; i < kMaxDimsPerLane; ++i) acc[i] = 0.0f;
-  for (int t = warp; t < length; t += kWarps) {
-    const float p = scores[t];
-    const T* value = values + static_cast<size_t>(t) * head_dim;
-    for (int i = 0; i < kMaxDimsPerLane; ++i) {
-      const int d = lane + 32 * i;
-      if (d < head_dim) acc[i] += p * ToFloat(value[d]);
+  for (int t0 = warp * kUnroll; t0 < length; t0 += kWarps * kUnroll) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int t = t0 + u;
+      if (t < length) {
+        const float p = scores[t];
+        const T* value = values + static_cast<size_t>(t) * head_dim;
+#pragma unroll
+        for (int i = 0; i < kMaxDimsPerLane; ++i) {
+          const int d = lane + 32 * i;
+          if (d < head_dim) acc[i] += p * ToFloat(value[d]);
+        }
+      }
     }
   }
   for (int i = 0; i < kMaxDimsPerLane; ++i) partial[warp][lane + 32 * i] = acc[i];
