@@ -118,9 +118,10 @@ void Engine::FinishStep(const StepPlan& plan) {
     scheduler_.Fail(plan, output.status(), absl::Now());
     return;
   }
-  scheduler_.Complete(plan, *output, absl::Now());
+  const int accepted = scheduler_.Complete(plan, *output, absl::Now());
   if (observer_ != nullptr) {
     StepStats stats;
+    stats.generated_tokens = accepted;
     stats.prefill_sequences = static_cast<int>(plan.prefills.size());
     for (const PrefillItem& item : plan.prefills) {
       stats.prefill_tokens += static_cast<int>(item.prompt.size());

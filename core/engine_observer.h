@@ -11,6 +11,7 @@ struct StepStats {
   int prefill_sequences = 0;
   int prefill_tokens = 0;
   int decode_sequences = 0;
+  int generated_tokens = 0;  // tokens accepted (excludes dropped extra rows)
   StepTimings timings;
 };
 

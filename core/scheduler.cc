@@ -100,19 +100,23 @@ StepPlan Scheduler::Schedule(absl::Time now) {
   return plan;
 }
 
-void Scheduler::Complete(const StepPlan& plan, const StepOutput& output,
-                         absl::Time now) {
+int Scheduler::Complete(const StepPlan& plan, const StepOutput& output,
+                        absl::Time now) {
+  int accepted = 0;
   for (size_t i = 0; i < plan.prefills.size(); ++i) {
     auto it = sequences_.find(plan.prefills[i].sequence_id);
     if (it == sequences_.end()) continue;
     it->second->prefilled = true;
     Accept(it->second.get(), output.prefill_tokens[i], now);
+    ++accepted;
   }
   for (size_t i = 0; i < plan.decodes.size(); ++i) {
     auto it = sequences_.find(plan.decodes[i].sequence_id);
     if (it == sequences_.end()) continue;
     Accept(it->second.get(), output.decode_tokens[i], now);
+    ++accepted;
   }
+  return accepted;
 }
 
 void Scheduler::Fail(const StepPlan& plan, const absl::Status& error,

@@ -47,7 +47,9 @@ class Scheduler {
   // slots and returns the step to run. Empty when there is nothing to do.
   StepPlan Schedule(absl::Time now);
   // Applies a step's sampled tokens: streams text, retires finished sequences.
-  void Complete(const StepPlan& plan, const StepOutput& output, absl::Time now);
+  // Returns how many tokens were accepted (rows of sequences that already
+  // finished, run one step late by the pipelined engine, are dropped).
+  int Complete(const StepPlan& plan, const StepOutput& output, absl::Time now);
   // The step failed: every sequence in it finishes with kError.
   void Fail(const StepPlan& plan, const absl::Status& error, absl::Time now);
 

@@ -94,7 +94,7 @@ void ServerMetrics::OnStep(const StepStats& stats) {
     decode_step_seconds_->Observe(t.decode_seconds);
     step_batch_size_->Observe(stats.decode_sequences);
   }
-  generation_tokens_->Increment(stats.prefill_sequences + stats.decode_sequences);
+  generation_tokens_->Increment(stats.generated_tokens);
   step_gpu_idle_seconds_->Observe(t.gpu_idle_seconds);
   gpu_idle_seconds_total_->Increment(t.gpu_idle_seconds);
   gpu_busy_seconds_total_->Increment(t.gpu_busy_seconds);

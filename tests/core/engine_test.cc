@@ -1,5 +1,6 @@
 #include "core/engine.h"
 
+#include <atomic>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -160,10 +161,17 @@ TEST(EngineTest, RunnerFailureFinishesItsRequestsWithAnError) {
 namespace tandem {
 namespace {
 
+class TokenCounter : public EngineObserver {
+ public:
+  void OnStep(const StepStats& stats) override { generated += stats.generated_tokens; }
+  std::atomic<int> generated{0};
+};
+
 TEST(EngineTest, PipelinedEngineDropsTheExtraRowOfFinishedSequences) {
   auto runner = std::make_unique<FakeRunner>(2);
   runner->on_device_ = true;  // lets the engine launch step i+1 before reading step i
-  Engine engine({}, std::move(runner), &TestTokenizer(), nullptr);
+  TokenCounter counter;
+  Engine engine({}, std::move(runner), &TestTokenizer(), &counter);
   ASSERT_TRUE(engine.pipelined());
   std::vector<std::shared_ptr<RecordingSink>> sinks;
   for (int i = 0; i < 6; ++i) {
@@ -176,6 +184,7 @@ TEST(EngineTest, PipelinedEngineDropsTheExtraRowOfFinishedSequences) {
     EXPECT_EQ(sinks[i]->ids().size(), static_cast<size_t>(1 + i)) << "no token past max_tokens";
   }
   EXPECT_EQ(engine.Shutdown(absl::Seconds(1)), 0);
+  EXPECT_EQ(counter.generated.load(), 1 + 2 + 3 + 4 + 5 + 6) << "dropped rows are not counted";
 }
 
 }  // namespace
