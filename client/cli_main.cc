@@ -43,6 +43,7 @@ ABSL_FLAG(int32_t, n_layer, 0, "make-model: override the number of layers");
 ABSL_FLAG(int32_t, n_embd, 0, "make-model: override the hidden size");
 ABSL_FLAG(int32_t, n_head, 0, "make-model: override the number of heads");
 ABSL_FLAG(int32_t, n_positions, 0, "make-model: override the context length");
+ABSL_FLAG(int32_t, vocab_size, 0, "make-model: override the vocabulary size (tests)");
 ABSL_FLAG(std::string, dtype, "float32", "make-model: float32, float16 or bfloat16");
 ABSL_FLAG(uint64_t, weights_seed, 20241129, "make-model: seed of the random weights");
 
@@ -199,6 +200,10 @@ int MakeModel() {
   if (int v = absl::GetFlag(FLAGS_n_embd); v > 0) config->n_embd = v;
   if (int v = absl::GetFlag(FLAGS_n_head); v > 0) config->n_head = v;
   if (int v = absl::GetFlag(FLAGS_n_positions); v > 0) config->n_positions = v;
+  if (int v = absl::GetFlag(FLAGS_vocab_size); v > 0) {
+    config->vocab_size = v;
+    config->bos_token_id = config->eos_token_id = v - 1;
+  }
   const absl::Status written = WriteRandomCheckpoint(
       out, *config, absl::GetFlag(FLAGS_weights_seed), absl::GetFlag(FLAGS_dtype));
   if (!written.ok()) {
