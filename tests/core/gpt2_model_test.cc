@@ -13,6 +13,7 @@
 #include <c10/core/InferenceMode.h>
 #include "core/model_loader.h"
 #include "core/safetensors_file.h"
+#include "core/safetensors_writer.h"
 
 namespace tandem {
 namespace {
@@ -171,6 +172,31 @@ TEST_F(CheckpointTest, TokenizerLargerThanTheModelVocabularyIsRejected) {
   auto model = LoadModel(options);
   ASSERT_FALSE(model.ok());
   EXPECT_THAT(model.status().message(), HasSubstr("vocab_size is 300"));
+}
+
+TEST_F(CheckpointTest, AcceptsBareNamesAndAnExplicitLmHead) {
+  // The layout of the original GPT-2 uploads: no "transformer." prefix, and
+  // here an untied head that must be used instead of wte.
+  const Gpt2Config config = TinyConfig();
+  Gpt2Weights weights = Gpt2Weights::Random(config, 11);
+  weights.lm_head = weights.wte * 2;
+  SafetensorsWriter writer;
+  for (const auto& [name, tensor] : weights.Named()) {
+    const std::string bare = name.rfind("transformer.", 0) == 0 ? name.substr(12) : name;
+    const at::Tensor t = tensor.contiguous();
+    ASSERT_TRUE(writer.Add(bare, SafetensorsDType::kF32, t.sizes().vec(),
+                           absl::string_view(static_cast<const char*>(t.data_ptr()),
+                                             t.numel() * t.element_size())).ok());
+  }
+  ASSERT_TRUE(writer.WriteFile(dir_ + "/model.safetensors").ok());
+  auto file = SafetensorsFile::Open(dir_ + "/model.safetensors");
+  ASSERT_TRUE(file.ok());
+  EXPECT_NE((*file)->Find("h.0.ln_1.weight"), nullptr);
+  auto loaded = Gpt2Weights::Load(**file, config, at::kFloat, at::kCPU);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_TRUE(loaded->lm_head.defined());
+  EXPECT_TRUE(at::equal(loaded->lm_head, weights.lm_head));
+  EXPECT_TRUE(at::equal(loaded->layers[1].mlp_proj_weight, weights.layers[1].mlp_proj_weight));
 }
 
 TEST_F(CheckpointTest, MissingDirectoryIsAClearError) {
