@@ -134,6 +134,7 @@ int Generate(const std::string& prompt) {
   }
   const grpc::Status status = reader->Finish();
   std::fputs("\n", stdout);
+  std::fflush(stdout);
   if (!status.ok()) return Fail(status);
   std::fprintf(stderr,
                "[%s: %s, %d prompt + %d completion tokens, queue %.3f s, first "

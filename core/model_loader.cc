@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <limits>
 
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
@@ -75,6 +76,46 @@ SafetensorsDType SafetensorsTypeFor(at::ScalarType dtype) {
     case at::kBFloat16: return SafetensorsDType::kBF16;
     default: return SafetensorsDType::kF32;
   }
+}
+
+// Free memory where the KV slots will live: the driver's free device memory
+// (weights are already loaded), or MemAvailable for the CPU.
+int64_t FreeBytes(at::Device device) {
+#if TANDEM_WITH_CUDA
+  if (device.is_cuda()) {
+    size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+      return static_cast<int64_t>(free_bytes);
+    }
+  }
+#endif
+  (void)device;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return std::numeric_limits<int64_t>::max();  // unknown: do not refuse
+}
+
+// Fails with the numbers when the KV slots cannot fit, before allocating.
+absl::Status CheckKvCacheFits(const Gpt2Config& config, int32_t slots, int32_t context,
+                              at::ScalarType dtype, at::Device device) {
+  const int64_t need = KvCache::BytesFor(config.n_layer, slots, config.n_head, context,
+                                         config.head_dim(), dtype);
+  // Leave room for activations, sampling buffers and CUDA graphs.
+  const int64_t headroom = device.is_cuda() ? (int64_t{1} << 30) : 0;
+  const int64_t free_bytes = FreeBytes(device);
+  if (need + headroom <= free_bytes) return absl::OkStatus();
+  auto gib = [](int64_t bytes) { return absl::StrFormat("%.2f GiB", bytes / 1073741824.0); };
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the KV slots need ", gib(need), " (", config.n_layer, " layers x ", slots,
+      " slots x ", context, " positions x 2 (K, V) x ", config.n_embd, " hidden x ",
+      at::elementSize(dtype), " bytes)", headroom > 0 ? " plus 1 GiB of headroom" : "",
+      " but only ", gib(free_bytes), " is free on ", device.str(),
+      "; lower --max_slots or --max_context"));
 }
 
 absl::Status WriteText(const std::string& path, absl::string_view text) {
@@ -166,6 +207,7 @@ absl::StatusOr<LoadedModel> LoadModel(const ModelOptions& options) {
       options.max_slots > 0 ? options.max_slots : (device.is_cuda() ? 64 : 8);
   // The CUDA runner pads batches into one extra scratch slot.
   const int32_t cache_slots = device.is_cuda() ? slots + 1 : slots;
+  RETURN_IF_ERROR(CheckKvCacheFits(config, cache_slots, max_context, dtype, device));
   auto cache = std::make_unique<KvCache>(
       config.n_layer, cache_slots, config.n_head, max_context, config.head_dim(),
       at::TensorOptions().dtype(dtype).device(device));

@@ -199,6 +199,22 @@ TEST_F(CheckpointTest, AcceptsBareNamesAndAnExplicitLmHead) {
   EXPECT_TRUE(at::equal(loaded->layers[1].mlp_proj_weight, weights.layers[1].mlp_proj_weight));
 }
 
+TEST_F(CheckpointTest, KvSlotsThatDoNotFitFailAtStartWithTheNumbers) {
+  Gpt2Config config = *Gpt2Config::Preset("tiny");
+  config.n_positions = 32;
+  ASSERT_TRUE(WriteRandomCheckpoint(dir_, config, 11, "float32").ok());
+  ModelOptions options;
+  options.model_dir = dir_;
+  options.device = "cpu";
+  options.max_slots = 20'000'000;  // 2 x 64 x 32 x 2 x 4 bytes each: ~610 GiB
+  auto model = LoadModel(options);
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(model.status().message(), HasSubstr("610.35 GiB"));
+  EXPECT_THAT(model.status().message(), HasSubstr("is free on cpu"));
+  EXPECT_THAT(model.status().message(), HasSubstr("--max_slots"));
+}
+
 TEST_F(CheckpointTest, MissingDirectoryIsAClearError) {
   ModelOptions options;
   options.model_dir = dir_ + "/nope";
