@@ -269,6 +269,43 @@ absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> Gpt2Tokenizer::FromStrings(
   return Create(vocab_json, merges_txt, "vocab.json", "merges.txt");
 }
 
+absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> Gpt2Tokenizer::FromTokenizerJson(
+    const std::string& path) {
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  const nlohmann::json json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a JSON object"));
+  }
+  const auto model = json.find("model");
+  if (model == json.end() || !model->is_object() || model->value("type", "") != "BPE") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": model.type is not \"BPE\" (only GPT-2's byte-level BPE is supported)"));
+  }
+  const auto vocab = model->find("vocab");
+  const auto merges = model->find("merges");
+  if (vocab == model->end() || !vocab->is_object() || merges == model->end() ||
+      !merges->is_array()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": expected model.vocab (object) and model.merges (array)"));
+  }
+  // Re-serialize into the vocab.json / merges.txt forms and reuse their parser.
+  std::string merges_txt;
+  for (const nlohmann::json& merge : *merges) {
+    if (merge.is_string()) {
+      merges_txt += merge.get<std::string>();
+    } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() &&
+               merge[1].is_string()) {
+      merges_txt += merge[0].get<std::string>() + " " + merge[1].get<std::string>();
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": model.merges holds ", merge.dump(), ", not a merge"));
+    }
+    merges_txt += "\n";
+  }
+  return Create(vocab->dump(), merges_txt, path + " (model.vocab)", path + " (model.merges)");
+}
+
 absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> Gpt2Tokenizer::Create(
     absl::string_view vocab_json, absl::string_view merges_txt,
     absl::string_view vocab_name, absl::string_view merges_name) {

@@ -55,6 +55,11 @@ class Gpt2Tokenizer {
   // "vocab.json" and "merges.txt".
   static absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> FromStrings(
       absl::string_view vocab_json, absl::string_view merges_txt);
+  // A Hugging Face fast-tokenizer file (tokenizer.json) of a byte-level BPE
+  // model: model.vocab and model.merges (as "a b" strings or ["a", "b"]
+  // pairs). Errors name the file; other model types are rejected.
+  static absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> FromTokenizerJson(
+      const std::string& path);
 
   Gpt2Tokenizer(const Gpt2Tokenizer&) = delete;
   Gpt2Tokenizer& operator=(const Gpt2Tokenizer&) = delete;

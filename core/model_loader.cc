@@ -158,11 +158,11 @@ absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> LoadTokenizer(
   }
   const std::string vocab = model_dir + "/vocab.json";
   const std::string merges = model_dir + "/merges.txt";
-  if (!FileExists(vocab) || !FileExists(merges)) {
-    return absl::NotFoundError(absl::StrCat(
-        model_dir, ": expected vocab.json and merges.txt (GPT-2's byte-level BPE)"));
-  }
-  return Gpt2Tokenizer::FromFiles(vocab, merges);
+  if (FileExists(vocab) && FileExists(merges)) return Gpt2Tokenizer::FromFiles(vocab, merges);
+  const std::string fast = model_dir + "/tokenizer.json";
+  if (FileExists(fast)) return Gpt2Tokenizer::FromTokenizerJson(fast);
+  return absl::NotFoundError(absl::StrCat(
+      model_dir, ": expected vocab.json and merges.txt, or tokenizer.json (GPT-2's byte-level BPE)"));
 }
 
 absl::StatusOr<LoadedModel> LoadModel(const ModelOptions& options) {
