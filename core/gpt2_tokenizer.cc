@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/utf8.h"
 
 namespace tandem {
 namespace {
@@ -41,43 +42,12 @@ bool IsWhitespace(char32_t c) {
 
 // Returns the length (1-4) of the well-formed UTF-8 sequence starting at
 // s[pos] and stores its code point in *cp, or returns 0 when the bytes there
-// are not a well-formed sequence (Unicode Table 3-7).
+// are not a well-formed sequence.
 int DecodeUtf8(absl::string_view s, size_t pos, char32_t* cp) {
-  const auto byte = [&](size_t i) -> unsigned {
-    return static_cast<unsigned char>(s[i]);
-  };
-  const unsigned b0 = byte(pos);
-  if (b0 < 0x80) {
-    *cp = b0;
-    return 1;
-  }
-  int len;
-  unsigned lo = 0x80, hi = 0xBF;  // Allowed range of the second byte.
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    len = 2;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    len = 3;
-    if (b0 == 0xE0) lo = 0xA0;
-    if (b0 == 0xED) hi = 0x9F;
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    len = 4;
-    if (b0 == 0xF0) lo = 0x90;
-    if (b0 == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (pos + len > s.size()) return 0;
-  const unsigned b1 = byte(pos + 1);
-  if (b1 < lo || b1 > hi) return 0;
-  char32_t c = b0 & (0x7F >> len);
-  c = (c << 6) | (b1 & 0x3F);
-  for (int i = 2; i < len; ++i) {
-    const unsigned b = byte(pos + i);
-    if ((b & 0xC0) != 0x80) return 0;
-    c = (c << 6) | (b & 0x3F);
-  }
-  *cp = c;
-  return len;
+  const Utf8Sequence seq = ScanUtf8Sequence(s, pos);
+  if (seq.kind != Utf8SequenceKind::kValid) return 0;
+  *cp = DecodeUtf8Sequence(s, pos, seq.length);
+  return static_cast<int>(seq.length);
 }
 
 void AppendUtf8(char32_t c, std::string* out) {
