@@ -9,10 +9,11 @@ const { grpc, startServer, clients, unary, generate } = require('./tandem_client
 let server;
 let generation;
 let health;
+let reflection;
 
 before(async () => {
   server = await startServer(['--max_slots=8', '--max_queue=64']);
-  ({ generation, health } = clients(server.address));
+  ({ generation, health, reflection } = clients(server.address));
 });
 
 after(async () => {
@@ -25,9 +26,30 @@ const greedy = (prompt, maxTokens, extra = {}) => ({
   prompt, stopping: { max_tokens: maxTokens, ignore_eos: true }, ...extra,
 });
 
-test('health and reflection-free discovery: the server is SERVING', async () => {
+test('the standard health service says SERVING', async () => {
   const response = await unary(health, 'Check', { service: '' });
   assert.equal(response.status, 'SERVING');
+});
+
+// One request on the bidirectional reflection stream; resolves with the response.
+function reflect(request) {
+  return new Promise((resolve, reject) => {
+    const call = reflection.ServerReflectionInfo();
+    call.on('data', (response) => { resolve(response); call.end(); });
+    call.on('error', reject);
+    call.write(request);
+  });
+}
+
+test('server reflection lets generic tools discover the API', async () => {
+  const listed = await reflect({ list_services: '' });
+  const names = listed.list_services_response.service.map((s) => s.name);
+  assert.ok(names.includes('tandem.v1.Generation'), names.join(', '));
+  assert.ok(names.includes('grpc.health.v1.Health'), names.join(', '));
+  const file = await reflect({ file_containing_symbol: 'tandem.v1.GenerateRequest' });
+  const descriptors = file.file_descriptor_response.file_descriptor_proto;
+  assert.ok(descriptors.length >= 1);
+  assert.ok(Buffer.concat(descriptors).toString('latin1').includes('tandem/v1/generation.proto'));
 });
 
 test('GetModelInfo describes the embedded GPT-2', async () => {

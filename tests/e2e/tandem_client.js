@@ -10,7 +10,8 @@ const protoLoader = require('@grpc/proto-loader');
 const BIN_DIR = process.env.TANDEM_BIN_DIR || path.join(__dirname, '../../build/bin');
 
 const definition = protoLoader.loadSync(
-  ['tandem/v1/generation.proto', 'grpc/health/v1/health.proto'],
+  ['tandem/v1/generation.proto', 'grpc/health/v1/health.proto',
+    'grpc/reflection/v1alpha/reflection.proto'],
   {
     includeDirs: [path.join(__dirname, '../../proto'), path.join(__dirname, 'protos')],
     keepCase: true, longs: String, enums: String, defaults: true, oneofs: true,
@@ -47,6 +48,7 @@ function clients(address) {
   return {
     generation: new proto.tandem.v1.Generation(address, creds),
     health: new proto.grpc.health.v1.Health(address, creds),
+    reflection: new proto.grpc.reflection.v1alpha.ServerReflection(address, creds),
   };
 }
 
