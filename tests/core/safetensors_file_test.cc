@@ -17,20 +17,14 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/safetensors_dtype.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace tandem {
 namespace {
 
-// gMock is deliberately not used (tests link only gtest/gtest_main).
-::testing::AssertionResult HasSubstr(const std::string& haystack,
-                                     const std::string& needle) {
-  if (haystack.find(needle) != std::string::npos) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure()
-         << "\"" << haystack << "\" does not contain \"" << needle << "\"";
-}
+using ::testing::HasSubstr;
+
 
 // --- Hand-rolled file image helpers (independent of the code under test). --
 
@@ -279,7 +273,7 @@ TEST(SafetensorsFileTest, OpenMissingFileIsNotFound) {
       SafetensorsFile::Open(path);
   ASSERT_FALSE(file.ok());
   EXPECT_EQ(file.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_TRUE(HasSubstr(std::string(file.status().message()), path));
+  EXPECT_THAT(std::string(file.status().message()), HasSubstr(path));
 }
 
 TEST(SafetensorsFileTest, OpenDirectoryFails) {
@@ -288,7 +282,7 @@ TEST(SafetensorsFileTest, OpenDirectoryFails) {
   absl::StatusOr<std::unique_ptr<SafetensorsFile>> file =
       SafetensorsFile::Open(dir);
   EXPECT_FALSE(file.ok());
-  EXPECT_TRUE(HasSubstr(std::string(file.status().message()), dir));
+  EXPECT_THAT(std::string(file.status().message()), HasSubstr(dir));
   rmdir(dir.c_str());
 }
 
@@ -468,11 +462,10 @@ TEST(SafetensorsFileCorruptTest, FromBufferNamesBufferAndTensor) {
     ASSERT_FALSE(file.ok());
     EXPECT_EQ(file.status().code(), absl::StatusCode::kInvalidArgument);
     const std::string message(file.status().message());
-    EXPECT_TRUE(HasSubstr(message, display));
-    EXPECT_TRUE(HasSubstr(message, c.detail));
+    EXPECT_THAT(message, HasSubstr(display));
+    EXPECT_THAT(message, HasSubstr(c.detail));
     if (c.tensor != nullptr) {
-      EXPECT_TRUE(
-          HasSubstr(message, absl::StrCat("tensor \"", c.tensor, "\"")));
+      EXPECT_THAT(message, HasSubstr(absl::StrCat("tensor \"", c.tensor, "\"")));
     }
   }
 }
@@ -487,11 +480,10 @@ TEST(SafetensorsFileCorruptTest, OpenNamesPathAndTensor) {
     ASSERT_FALSE(file.ok());
     EXPECT_EQ(file.status().code(), absl::StatusCode::kInvalidArgument);
     const std::string message(file.status().message());
-    EXPECT_TRUE(HasSubstr(message, path));
-    EXPECT_TRUE(HasSubstr(message, c.detail));
+    EXPECT_THAT(message, HasSubstr(path));
+    EXPECT_THAT(message, HasSubstr(c.detail));
     if (c.tensor != nullptr) {
-      EXPECT_TRUE(
-          HasSubstr(message, absl::StrCat("tensor \"", c.tensor, "\"")));
+      EXPECT_THAT(message, HasSubstr(absl::StrCat("tensor \"", c.tensor, "\"")));
     }
   }
 }
@@ -659,7 +651,7 @@ TEST(SafetensorsFileFuzzTest, RandomMutationsNeverCrashOrEscapeTheBuffer) {
     if (!file.ok()) {
       ++error_count;
       EXPECT_EQ(file.status().code(), absl::StatusCode::kInvalidArgument);
-      EXPECT_TRUE(HasSubstr(std::string(file.status().message()), "fuzz"));
+      EXPECT_THAT(std::string(file.status().message()), HasSubstr("fuzz"));
       continue;
     }
     ++ok_count;

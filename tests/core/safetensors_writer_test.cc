@@ -18,19 +18,14 @@
 #include "absl/strings/str_cat.h"
 #include "core/safetensors_dtype.h"
 #include "core/safetensors_file.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace tandem {
 namespace {
 
-::testing::AssertionResult HasSubstr(const std::string& haystack,
-                                     const std::string& needle) {
-  if (haystack.find(needle) != std::string::npos) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure()
-         << "\"" << haystack << "\" does not contain \"" << needle << "\"";
-}
+using ::testing::HasSubstr;
+
 
 std::string Bytes(std::initializer_list<int> values) {
   std::string out;
@@ -283,7 +278,7 @@ TEST_F(SafetensorsWriterTest, AddRejectsBadTensors) {
     absl::Status status = writer.Add(c.name, c.dtype, c.shape, c.bytes);
     ASSERT_FALSE(status.ok());
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_TRUE(HasSubstr(std::string(status.message()), c.detail));
+    EXPECT_THAT(std::string(status.message()), HasSubstr(c.detail));
   }
   // Failed adds left the writer unchanged.
   absl::StatusOr<std::string> image = writer.Serialize();
@@ -308,7 +303,7 @@ TEST_F(SafetensorsWriterTest, MissingDirectoryFails) {
   const std::string path = dir_ + "/no/such/dir/x.safetensors";
   absl::Status status = writer.WriteFile(path);
   EXPECT_FALSE(status.ok());
-  EXPECT_TRUE(HasSubstr(std::string(status.message()), "x.safetensors"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("x.safetensors"));
   EXPECT_TRUE(ListDir().empty());
 }
 
