@@ -4,7 +4,7 @@
 #include <limits>
 
 #if TANDEM_WITH_CUDA
-#include "core/cuda/decode_attention.h"
+#include "core/cuda/decode_ops.h"
 #endif
 
 namespace tandem {
@@ -12,7 +12,23 @@ namespace tandem {
 using at::indexing::Slice;
 
 Gpt2Model::Gpt2Model(Gpt2Config config, Gpt2Weights weights)
-    : config_(std::move(config)), weights_(std::move(weights)) {}
+    : config_(std::move(config)), weights_(std::move(weights)) {
+#if TANDEM_WITH_CUDA
+  if (weights_.wte.is_cuda()) {
+    // Keep each projection's logical [K, N] shape but store it as [N, K]
+    // (each output's weights contiguous), the layout the fused decode kernels
+    // read; ATen's matmuls take either layout without copies.
+    for (Gpt2LayerWeights& w : weights_.layers) {
+      for (at::Tensor* weight : {&w.attn_weight, &w.attn_proj_weight, &w.mlp_fc_weight,
+                                 &w.mlp_proj_weight}) {
+        *weight = weight->t().contiguous().t();
+      }
+    }
+    fused_decode_ = FusedDecodeSupports(weights_.wte.scalar_type(), config_.n_embd,
+                                        config_.head_dim());
+  }
+#endif
+}
 
 at::Tensor Gpt2Model::MlpResidual(int64_t layer, const at::Tensor& x) const {
   const Gpt2LayerWeights& w = weights_.layers[layer];
@@ -77,6 +93,9 @@ at::Tensor Gpt2Model::Decode(const at::Tensor& slots, const at::Tensor& tokens,
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   // A sequence that already finished may run one extra (discarded) step in
   // the pipelined engine; clamping keeps its writes inside its own slot.
+#if TANDEM_WITH_CUDA
+  if (UsesFusedDecode(B, *cache)) return DecodeFused(slots, tokens, raw_positions, cache);
+#endif
   const at::Tensor positions = raw_positions.clamp_max(cache->max_context() - 1);
   at::Tensor x = at::embedding(weights_.wte, tokens) +
                  at::embedding(weights_.wpe, positions);  // [B, C]
@@ -115,6 +134,45 @@ at::Tensor Gpt2Model::Decode(const at::Tensor& slots, const at::Tensor& tokens,
     x = MlpResidual(i, x);
   }
   return Logits(x);
+}
+
+#if TANDEM_WITH_CUDA
+at::Tensor Gpt2Model::DecodeFused(const at::Tensor& slots, const at::Tensor& tokens,
+                                  const at::Tensor& positions, KvCache* cache) const {
+  // Five kernels per layer; positions past the context are clamped inside.
+  const int64_t B = tokens.size(0), C = config_.n_embd, H = config_.n_head,
+                D = config_.head_dim();
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  const double eps = config_.layer_norm_epsilon;
+  at::Tensor x = EmbedTokens(weights_.wte, weights_.wpe, tokens, positions,
+                             cache->max_context() - 1);  // [B, C], the residual stream
+  for (int64_t i = 0; i < config_.n_layer; ++i) {
+    const Gpt2LayerWeights& w = weights_.layers[i];
+    const at::Tensor qkv = NormLinear(x, {w.ln_1_weight, w.ln_1_bias, eps}, w.attn_weight.t(),
+                                      w.attn_bias, /*gelu=*/false)
+                               .view({B, 3, H, D});
+    const at::Tensor attn =
+        DecodeAttention(qkv, cache->keys(i), cache->values(i), slots, positions, scale)
+            .view({B, C});
+    LinearAddResidual(attn, w.attn_proj_weight.t(), w.attn_proj_bias, x);
+    const at::Tensor inner = NormLinear(x, {w.ln_2_weight, w.ln_2_bias, eps},
+                                        w.mlp_fc_weight.t(), w.mlp_fc_bias, /*gelu=*/true);
+    LinearAddResidual(inner, w.mlp_proj_weight.t(), w.mlp_proj_bias, x);
+  }
+  const at::Tensor h =
+      at::layer_norm(x, {C}, weights_.ln_f_weight, weights_.ln_f_bias, eps);
+  return LinearLogits(h, weights_.lm_head.defined() ? weights_.lm_head : weights_.wte);
+}
+#endif
+
+bool Gpt2Model::UsesFusedDecode(int64_t rows, const KvCache& cache) const {
+#if TANDEM_WITH_CUDA
+  return fused_decode_ && UsesDecodeKernel(cache) && rows <= kMaxFusedRows;
+#else
+  (void)rows;
+  (void)cache;
+  return false;
+#endif
 }
 
 bool Gpt2Model::UsesDecodeKernel(const KvCache& cache) const {

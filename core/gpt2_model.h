@@ -38,7 +38,11 @@ class Gpt2Model {
 
   // Off: CUDA decode uses the gather + matmul path too (tests compare both).
   void set_use_decode_kernel(bool use) { use_decode_kernel_ = use; }
+  // The attention kernel (CUDA cache, kernel on).
   bool UsesDecodeKernel(const KvCache& cache) const;
+  // The fused decode path: attention kernel plus fused projections, for
+  // batches of at most kMaxFusedRows rows (larger batches use cuBLAS).
+  bool UsesFusedDecode(int64_t rows, const KvCache& cache) const;
 
   const Gpt2Config& config() const { return config_; }
   const Gpt2Weights& weights() const { return weights_; }
@@ -48,9 +52,17 @@ class Gpt2Model {
   at::Tensor MlpResidual(int64_t layer, const at::Tensor& x) const;
   at::Tensor Logits(const at::Tensor& x) const;  // [N, C] -> float32 [N, V]
 
+#if TANDEM_WITH_CUDA
+  // Decode through the fused kernels: embedding, then per layer
+  // LN+QKV, attention, out-projection+residual, LN+FC+GELU, projection+residual.
+  at::Tensor DecodeFused(const at::Tensor& slots, const at::Tensor& tokens,
+                         const at::Tensor& positions, KvCache* cache) const;
+#endif
+
   Gpt2Config config_;
-  Gpt2Weights weights_;
+  Gpt2Weights weights_;  // on CUDA, projections are stored transposed (see the constructor)
   bool use_decode_kernel_ = true;
+  bool fused_decode_ = false;  // the dtype and shapes suit the fused kernels
 };
 
 }  // namespace tandem

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <string>
+#include <tuple>
 
 #include <c10/core/InferenceMode.h>
 #include <c10/cuda/CUDAFunctions.h>
@@ -10,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/cuda/decode_ops.h"
 #include "core/logging.h"
 #include "core/sampler.h"
 
@@ -110,23 +112,29 @@ CudaGpt2Runner::RowOutputs CudaGpt2Runner::DecodeRows(int64_t bucket, bool greed
   const at::Tensor slots = slots_.narrow(0, 0, bucket);
   const at::Tensor tokens = next_token_.index_select(0, slots);
   const at::Tensor positions = position_.index_select(0, slots);
-  const at::Tensor offsets = rng_offset_.index_select(0, slots);
-  const at::Tensor remaining = remaining_.index_select(0, slots);
   const at::Tensor logits =
       model_->Decode(slots, tokens, positions, /*attend_len=*/0, cache_.get());
-  const SamplingTensors params{temperature_.index_select(0, slots),
-                               top_k_.index_select(0, slots),
-                               top_p_.index_select(0, slots),
-                               min_p_.index_select(0, slots),
-                               seed_.index_select(0, slots), offsets};
-  const SampledTensors sampled = Sampler::Sample(logits, params, greedy);
-  RowOutputs out{sampled.tokens, sampled.logprobs,
-                 StopFlags(slots, sampled.tokens, remaining)};
-  next_token_.index_put_({slots}, sampled.tokens);
-  position_.index_put_({slots}, positions + 1);
-  rng_offset_.index_put_({slots}, offsets + 1);
-  remaining_.index_put_({slots}, remaining - 1);
-  return out;
+  at::Tensor sampled_tokens, logprobs;
+  if (greedy) {
+    std::tie(sampled_tokens, logprobs) = GreedyTokens(logits);
+  } else {
+    const SamplingTensors params{temperature_.index_select(0, slots),
+                                 top_k_.index_select(0, slots),
+                                 top_p_.index_select(0, slots),
+                                 min_p_.index_select(0, slots),
+                                 seed_.index_select(0, slots),
+                                 rng_offset_.index_select(0, slots)};
+    const SampledTensors sampled = Sampler::Sample(logits, params, /*all_greedy=*/false);
+    sampled_tokens = sampled.tokens;
+    logprobs = sampled.logprobs;
+  }
+  // Stop flags, then next token, position, RNG offset and budget advance.
+  const SlotStatePointers state{next_token_.data_ptr<int64_t>(), position_.data_ptr<int64_t>(),
+                                rng_offset_.data_ptr<int64_t>(), remaining_.data_ptr<int64_t>(),
+                                ignore_eos_.data_ptr<bool>(), stop_ids_.data_ptr<int64_t>(),
+                                static_cast<int>(options_.max_stop_token_ids),
+                                description_.eos_token_id};
+  return {sampled_tokens, logprobs, AdvanceSlots(state, slots, sampled_tokens)};
 }
 
 CudaGpt2Runner::RowOutputs CudaGpt2Runner::Prefill(const PrefillItem& item) {

@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/cuda/decode_ops.h"
 #include "core/engine.h"
 #include "core/gpt2_model.h"
 #include "core/model_loader.h"
@@ -75,6 +76,55 @@ TEST(DecodeKernelTest, MatchesTheGatherMatmulPathForEveryLength) {
     const double tolerance = dtype == at::kFloat ? 1e-4 : 3e-2;
     const double error = ((a - b).norm() / b.norm()).item<double>();
     EXPECT_LT(error, tolerance) << "dtype " << c10::toString(dtype);
+  }
+}
+
+// The fused decode path (fused projections, attention kernel) against the
+// gather + matmul reference, for every batch size up to one past the fused
+// limit (that one takes the cuBLAS path), in every dtype; and the greedy
+// kernel against argmax and log_softmax.
+TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
+  c10::InferenceMode inference_mode;
+  const Gpt2Config config = SmallConfig();
+  const int64_t slots_total = kMaxFusedRows + 1;
+  for (at::ScalarType dtype : {at::kFloat, at::kHalf, at::kBFloat16}) {
+    const Gpt2Weights weights = Gpt2Weights::Random(config, 11).To(dtype, at::kCUDA);
+    Gpt2Model fused(config, weights), reference(config, weights);
+    reference.set_use_decode_kernel(false);
+    const auto options = at::TensorOptions().dtype(dtype).device(at::kCUDA);
+    KvCache cache_a(config.n_layer, slots_total, config.n_head, 256, 64, options);
+    KvCache cache_b(config.n_layer, slots_total, config.n_head, 256, 64, options);
+    std::vector<int64_t> lengths;
+    for (int64_t s = 0; s < slots_total; ++s) {
+      lengths.push_back(1 + (37 * s + 11) % 254);
+      const at::Tensor prompt = at::randint(50000, {lengths[s]}, at::kLong).to(at::kCUDA);
+      fused.Prefill(s, prompt, &cache_a);
+      reference.Prefill(s, prompt, &cache_b);
+    }
+    for (int64_t batch = 1; batch <= slots_total; ++batch) {
+      EXPECT_EQ(fused.UsesFusedDecode(batch, cache_a), batch <= kMaxFusedRows);
+      EXPECT_FALSE(reference.UsesFusedDecode(batch, cache_b));
+      std::vector<int64_t> slots, tokens, positions;
+      for (int64_t b = 0; b < batch; ++b) {
+        const int64_t slot = slots_total - 1 - b;  // rows and slots in different orders
+        slots.push_back(slot);
+        tokens.push_back(300 + 7 * b);
+        positions.push_back(lengths[slot]);
+      }
+      // Decoding the same token at the same position rewrites the same K/V,
+      // so every batch size sees the same cache.
+      const at::Tensor a = fused.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_a);
+      const at::Tensor b =
+          reference.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_b);
+      const double tolerance = dtype == at::kFloat ? 1e-4 : 3e-2;
+      const double error = ((a - b).norm() / b.norm()).item<double>();
+      EXPECT_LT(error, tolerance) << c10::toString(dtype) << " batch " << batch;
+
+      const auto [greedy, logprobs] = GreedyTokens(a);
+      EXPECT_TRUE(greedy.equal(a.argmax(-1))) << c10::toString(dtype) << " batch " << batch;
+      const at::Tensor expected = at::log_softmax(a, -1).gather(1, greedy.unsqueeze(1)).squeeze(1);
+      EXPECT_TRUE(at::allclose(logprobs, expected, 1e-5, 1e-4)) << c10::toString(dtype);
+    }
   }
 }
 
@@ -146,6 +196,13 @@ TEST(EngineModesTest, EveryModeGivesTheTokensOfSynchronousEager) {
       EXPECT_EQ(tokens[i], reference[i]) << "request " << i << " pipelined=" << pipelined
                                          << " graphs=" << graphs;
     }
+  }
+  // 12 slots: batches above the fused limit take the cuBLAS path (bucket 12).
+  const auto wide_reference = RunAll(dir.path(), false, false, 12, requests);
+  const auto wide = RunAll(dir.path(), true, true, 12, requests);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_FALSE(wide_reference[i].empty());
+    EXPECT_EQ(wide[i], wide_reference[i]) << "request " << i << " with 12 slots";
   }
 }
 

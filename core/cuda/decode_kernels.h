@@ -1,0 +1,96 @@
+// The decode step's CUDA kernels, behind plain-pointer launchers (no Torch
+// headers, so nvcc compiles the .cu files alone). core/cuda/decode_ops.h wraps
+// them for ATen tensors. Every launcher enqueues on `stream`, never
+// synchronizes and allocates nothing, so all are safe inside CUDA graph
+// capture. Tensors are row-major and contiguous unless said otherwise.
+#ifndef TANDEM_CORE_CUDA_DECODE_KERNELS_H_
+#define TANDEM_CORE_CUDA_DECODE_KERNELS_H_
+
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+namespace tandem {
+
+// Element type of the model's activations and weights.
+enum class KernelDType { kFloat32, kFloat16, kBFloat16 };
+
+// Rows (decode sequences) the fused linear kernel handles in one launch.
+inline constexpr int kMaxFusedRows = 8;
+
+// For each row b and head h, with slot = slots[b] and p = positions[b]
+// (clamped to max_context - 1): first appends the row's new key and value
+// (qkv[b, 1, h, :], qkv[b, 2, h, :]) at position p of the slot, then
+// out[b, h, :] = softmax(q . K[slot, h, t, :] * scale, t <= p) . V[slot, h, t, :]
+// with q = qkv[b, 0, h, :]. Reads only the first p + 1 positions of each
+// slot: its cost follows the sequences' lengths, not max_context.
+//
+// Shapes: qkv [B, 3, H, D]; out [B, H, D]; k_cache, v_cache [S, H, L, D];
+// slots, positions [B] int64; D as DecodeAttentionSupports allows. Needs
+// L * 4 bytes of dynamic shared memory per block.
+cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_cache,
+                                  void* v_cache, const int64_t* slots,
+                                  const int64_t* positions, void* out, int batch, int heads,
+                                  int head_dim, int max_context, float scale,
+                                  cudaStream_t stream);
+
+// Whether LaunchDecodeAttention handles this head size (GPT-2's 64 always).
+bool DecodeAttentionSupports(KernelDType dtype, int head_dim);
+
+// What the fused linear kernel does after the dot products acc = x' . w.
+enum class LinearEpilogue {
+  kBias,          // out = T(acc + bias)
+  kBiasGelu,      // out = T(gelu_tanh(acc + bias))
+  kBiasResidual,  // out = T(out + T(acc + bias)): adds into the residual stream in place
+  kLogits,        // logits = float(T(acc)), float32 output, no bias
+};
+
+// out[m, n] = epilogue(sum_k x'[m, k] * weight[n, k]) for m < rows, n < N,
+// where x' = x, or T(layer_norm(x) * norm_weight + norm_bias) when
+// norm_weight is not null (the LayerNorm that precedes the projection, fused;
+// eps as given). Rounding to T happens where ATen's unfused ops round, so the
+// result matches layer_norm + addmm (+ gelu, + add) up to summation order.
+// x [rows, K]; weight [N, K] (each output's weights contiguous: the transpose
+// of GPT-2's Conv1D [K, N] layout); bias [N]; out [rows, N] of T, or `logits`
+// [rows, N] float32 for kLogits. rows in [1, kMaxFusedRows]; K * element size
+// and every pointer aligned to 16 bytes.
+cudaError_t LaunchFusedLinear(KernelDType dtype, LinearEpilogue epilogue, const void* x,
+                              const void* norm_weight, const void* norm_bias, float eps,
+                              const void* weight, const void* bias, void* out, float* logits,
+                              int rows, int K, int N, cudaStream_t stream);
+
+// x[b, :] = T(wte[tokens[b], :] + wpe[min(positions[b], max_position), :]).
+// wte [V, C], wpe [P, C], x [B, C]; tokens, positions [B] int64.
+cudaError_t LaunchEmbedTokens(KernelDType dtype, const void* wte, const void* wpe,
+                              const int64_t* tokens, const int64_t* positions,
+                              int64_t max_position, void* x, int batch, int channels,
+                              cudaStream_t stream);
+
+// Greedy decoding of logits [B, V] float32: tokens[b] = the first index of the
+// row's maximum, logprobs[b] = its log-softmax value.
+cudaError_t LaunchGreedyTokens(const float* logits, int batch, int vocab, int64_t* tokens,
+                               float* logprobs, cudaStream_t stream);
+
+// Per-slot decode state, indexed by slot id (see CudaGpt2Runner).
+struct SlotStatePointers {
+  int64_t* next_token;        // [S]
+  int64_t* position;          // [S]
+  int64_t* rng_offset;        // [S]
+  int64_t* remaining;         // [S] tokens the sequence may still produce
+  const bool* ignore_eos;     // [S]
+  const int64_t* stop_ids;    // [S, max_stop_ids], -1 = unused
+  int max_stop_ids;
+  int64_t eos_token_id;
+};
+
+// After a decode step sampled tokens[b] for slot slots[b] (b < batch):
+// stops[b] = tokens[b] is EOS (unless ignore_eos) or a stop id, or the
+// sequence's budget is spent (remaining <= 1); then the slot's next token,
+// position, RNG offset and remaining budget advance by one step.
+cudaError_t LaunchAdvanceSlots(const SlotStatePointers& state, const int64_t* slots,
+                               const int64_t* tokens, int batch, bool* stops,
+                               cudaStream_t stream);
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_CUDA_DECODE_KERNELS_H_
