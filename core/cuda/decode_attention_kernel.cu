@@ -32,13 +32,17 @@ __device__ float BlockReduce(float v, float* scratch) {
 // One block per (head, row). Scores: one thread per position, reading the key
 // with 16-byte loads. Values: D / kVec threads per position, each owning kVec
 // dims; the position groups are summed through shared memory.
-template <typename T>
+// kHeadDim > 0 fixes head_dim at compile time (64, every GPT-2 size), so the
+// loops over a key's or value's vectors unroll and their loads are in flight
+// together; 0 reads head_dim at run time.
+template <typename T, int kHeadDim>
 __global__ void __launch_bounds__(kThreads)
 DecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
                       T* __restrict__ v_cache, const int64_t* __restrict__ slots,
                       const int64_t* __restrict__ positions, T* __restrict__ out, int heads,
-                      int head_dim, int max_context, float scale) {
+                      int runtime_head_dim, int max_context, float scale) {
   constexpr int kVec = Vec16<T>::kSize;
+  const int head_dim = kHeadDim > 0 ? kHeadDim : runtime_head_dim;
   extern __shared__ float scores[];  // [max_context]
   __shared__ float query[kMaxHeadDim];
   __shared__ float partial[kThreads * kVec];
@@ -69,6 +73,7 @@ DecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   for (int t = tid; t < length; t += kThreads) {
     const T* key = keys + static_cast<size_t>(t) * head_dim;
     float dot = 0.0f;
+#pragma unroll
     for (int d0 = 0; d0 < head_dim; d0 += kVec) {
       float k[kVec];
       LoadVecCoherent(key + d0, k);
@@ -93,6 +98,7 @@ DecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   float acc[kVec];
 #pragma unroll
   for (int i = 0; i < kVec; ++i) acc[i] = 0.0f;
+#pragma unroll 4
   for (int t = g; t < length; t += groups) {
     const float p = scores[t];
     float v[kVec];
@@ -121,7 +127,8 @@ cudaError_t Launch(const void* qkv, void* k, void* v, const int64_t* slots,
   }
   const size_t shared = static_cast<size_t>(max_context) * sizeof(float);
   const dim3 grid(heads, batch);
-  auto* kernel_function = &DecodeAttentionKernel<T>;
+  auto* kernel_function =
+      head_dim == 64 ? &DecodeAttentionKernel<T, 64> : &DecodeAttentionKernel<T, 0>;
   if (shared > 16 * 1024) {  // static shared memory takes up to ~10 KB more
     cudaError_t e = cudaFuncSetAttribute(kernel_function,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
