@@ -59,6 +59,7 @@ def parity(args):
     prompts_file = os.path.join(args.workdir, "prompts.json")
     json.dump({"prompts": prompts}, open(prompts_file, "w"))
     rows = []
+    fp32_reference = {}  # (size, prompt index) -> transformers float32 outputs
     print(f"{'size':12} {'dtype':9} {'prefill err':>12} {'decode err':>11} {'tol':>7} greedy (64 tokens x 4 prompts)")
     for size in args.sizes.split(","):
         ckpt = os.path.join(args.workdir, size)
@@ -74,28 +75,47 @@ def parity(args):
             flat = np.fromfile(out + ".bin", dtype=np.float32).reshape(-1, meta["vocab"])
             model = GPT2LMHeadModel.from_pretrained(ckpt, torch_dtype=DTYPES[dtype]).cuda().eval()
             prefill_err = decode_err = 0.0
+            # 16-bit: both sides against transformers in float32 (the exact
+            # model), and transformers' own 16-bit error as the floor.
+            ours_vs_fp32 = hf_vs_fp32 = 0.0
             divergences = []
             row = 0
-            for prompt, ours in zip(prompts, meta["prompts"]):
+            for p, (prompt, ours) in enumerate(zip(prompts, meta["prompts"])):
                 t, k = ours["prefill_rows"], ours["decode_rows"]
                 hf_prefill, hf_decode, hf_tokens = hf_run(model, prompt, args.new_tokens, args.logit_steps, "cuda")
+                if dtype == "float32":
+                    fp32_reference[(size, p)] = (hf_prefill, hf_decode, hf_tokens)
                 prefill_err = max(prefill_err, rel(flat[row:row + t], hf_prefill))
+                ref = fp32_reference.get((size, p))
+                if ref is not None and dtype != "float32":
+                    ours_vs_fp32 = max(ours_vs_fp32, rel(flat[row:row + t], ref[0]))
+                    hf_vs_fp32 = max(hf_vs_fp32, rel(hf_prefill, ref[0]))
                 row += t
                 first_diff = next((i for i, (a, b) in enumerate(zip(ours["tokens"], hf_tokens)) if a != b), None)
                 # Decode logits are comparable while both saw the same tokens.
                 steps = k if first_diff is None else min(k, first_diff)
                 for s in range(steps):
                     decode_err = max(decode_err, rel(flat[row + s], hf_decode[s]))
+                if ref is not None and dtype != "float32":
+                    same_as_fp32 = next((i for i, (a, b) in enumerate(zip(ours["tokens"], ref[2])) if a != b), k)
+                    hf_same = next((i for i, (a, b) in enumerate(zip(hf_tokens, ref[2])) if a != b), k)
+                    for s in range(min(k, same_as_fp32, hf_same)):
+                        ours_vs_fp32 = max(ours_vs_fp32, rel(flat[row + s], ref[1][s]))
+                        hf_vs_fp32 = max(hf_vs_fp32, rel(hf_decode[s], ref[1][s]))
                 row += k
                 divergences.append(first_diff)
             greedy = "identical" if all(d is None for d in divergences) else \
                 "first divergence at step " + ",".join("-" if d is None else str(d) for d in divergences)
             ok = prefill_err <= TOLERANCE[dtype] and decode_err <= TOLERANCE[dtype]
+            vs_fp32 = "" if dtype == "float32" else \
+                f"  vs fp32: tandem {ours_vs_fp32:.2e}, transformers {hf_vs_fp32:.2e}"
             print(f"{size:12} {dtype:9} {prefill_err:12.2e} {decode_err:11.2e} {TOLERANCE[dtype]:7.0e} "
-                  f"{greedy}{'' if ok else '  OVER TOLERANCE'}", flush=True)
+                  f"{greedy}{'' if ok else '  OVER TOLERANCE'}{vs_fp32}", flush=True)
             rows.append({"size": size, "dtype": dtype, "prefill_rel_err": prefill_err,
                          "decode_rel_err": decode_err, "tolerance": TOLERANCE[dtype],
-                         "greedy_first_divergence": divergences})
+                         "greedy_first_divergence": divergences,
+                         "tandem_vs_fp32_rel_err": ours_vs_fp32 if dtype != "float32" else None,
+                         "transformers_vs_fp32_rel_err": hf_vs_fp32 if dtype != "float32" else None})
             del model
             torch.cuda.empty_cache()
     if args.out:
