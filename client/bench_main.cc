@@ -2,7 +2,9 @@
 // (prompt P tokens, G new tokens, ignore_eos, greedy) for each engine mode,
 // and prints a table and writes JSON: µs per decode step, tokens/s, GPU idle
 // fraction of decode time, host wait per step, time to first token, memory.
+#include <algorithm>
 #include <atomic>
+#include <iterator>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -36,8 +38,9 @@ ABSL_FLAG(std::vector<std::string>, batch, std::vector<std::string>({"1", "16", 
           "concurrent sequences");
 ABSL_FLAG(std::vector<std::string>, modes,
           std::vector<std::string>({"sync_eager", "sync_graphs", "double_buffered_eager",
-                                    "double_buffered_graphs"}),
-          "engine modes: {sync,double_buffered}_{eager,graphs}");
+                                    "double_buffered_graphs", "naive_dynamic"}),
+          "engine modes: {sync,double_buffered}_{eager,graphs}, or naive_dynamic (a KV cache "
+          "grown by concatenation, eager, a host read every step: --kv_cache=dynamic)");
 ABSL_FLAG(int32_t, prompt_tokens, 64, "prompt length");
 ABSL_FLAG(int32_t, new_tokens, 256, "tokens generated per sequence");
 ABSL_FLAG(std::string, out, "", "JSON output file (appends one object per line)");
@@ -95,6 +98,11 @@ struct Result {
 
 absl::StatusOr<Result> RunOne(const std::string& model_dir, const std::string& mode,
                               int batch) {
+  static const char* const kModes[] = {"sync_eager", "sync_graphs", "double_buffered_eager",
+                                       "double_buffered_graphs", "naive_dynamic"};
+  if (std::find(std::begin(kModes), std::end(kModes), mode) == std::end(kModes)) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown mode ", mode));
+  }
   ModelOptions options;
   options.model_dir = model_dir;
   options.device = absl::GetFlag(FLAGS_device);
@@ -104,6 +112,7 @@ absl::StatusOr<Result> RunOne(const std::string& model_dir, const std::string& m
   const int generate = absl::GetFlag(FLAGS_new_tokens);
   options.max_context = prompt + generate + 1;
   options.cuda_graphs = absl::StrContains(mode, "graphs");
+  if (mode == "naive_dynamic") options.kv_cache = "dynamic";
   absl::StatusOr<LoadedModel> loaded = LoadModel(options);
   if (!loaded.ok()) return loaded.status();
   const std::string device = loaded->runner->description().device;

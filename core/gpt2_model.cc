@@ -64,6 +64,7 @@ at::Tensor Gpt2Model::Prefill(int64_t slot, const at::Tensor& tokens,
   at::Tensor x = at::embedding(weights_.wte, tokens) +
                  at::embedding(weights_.wpe, positions);  // [T, C]
   const at::Tensor future = at::ones({T, T}, tokens.options().dtype(at::kBool)).triu(1);
+  cache->EnsureLength(T);
   for (int64_t i = 0; i < config_.n_layer; ++i) {
     const Gpt2LayerWeights& w = weights_.layers[i];
     const at::Tensor h = at::layer_norm(x, {C}, w.ln_1_weight, w.ln_1_bias,
@@ -102,6 +103,7 @@ at::Tensor Gpt2Model::Decode(const at::Tensor& slots, const at::Tensor& tokens,
   const bool use_kernel = UsesDecodeKernel(*cache);
   at::Tensor beyond;  // [B, 1, attend_len]: true past each sequence's end
   if (!use_kernel) {
+    cache->EnsureLength(attend_len);
     beyond = (at::arange(attend_len, positions.options()).unsqueeze(0) >
               positions.unsqueeze(1)).unsqueeze(1);
   }
@@ -177,7 +179,7 @@ bool Gpt2Model::UsesFusedDecode(int64_t rows, const KvCache& cache) const {
 
 bool Gpt2Model::UsesDecodeKernel(const KvCache& cache) const {
 #if TANDEM_WITH_CUDA
-  return use_decode_kernel_ && cache.keys_const(0).is_cuda();
+  return use_decode_kernel_ && cache.keys_const(0).is_cuda() && !cache.grows();
 #else
   (void)cache;
   return false;

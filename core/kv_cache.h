@@ -1,4 +1,7 @@
-// Static KV slots: allocated once, a sequence owns one slot for its lifetime.
+// KV slots: a sequence owns one slot for its lifetime. Static (the default):
+// allocated once at full context. Growing (the --kv_cache=dynamic baseline):
+// starts empty and is lengthened by concatenation whenever a step needs more
+// positions, as a naive decode loop does.
 #ifndef TANDEM_CORE_KV_CACHE_H_
 #define TANDEM_CORE_KV_CACHE_H_
 
@@ -9,14 +12,23 @@
 
 namespace tandem {
 
-// Owns, per layer, K and V tensors of shape [slots, heads, max_context,
-// head_dim]. Position p of slot s holds the key/value of the sequence's p-th
-// token; positions past a sequence's length hold stale data that attention
-// masks out. Threading: engine thread only.
+// Owns, per layer, K and V tensors of shape [slots, heads, length, head_dim]
+// (length = max_context when static). Position p of slot s holds the
+// key/value of the sequence's p-th token; positions past a sequence's length
+// hold stale data that attention masks out. Threading: engine thread only.
 class KvCache {
  public:
+  enum class Growth { kStatic, kConcatenate };
+
   KvCache(int64_t num_layers, int64_t num_slots, int64_t num_heads,
-          int64_t max_context, int64_t head_dim, at::TensorOptions options);
+          int64_t max_context, int64_t head_dim, at::TensorOptions options,
+          Growth growth = Growth::kStatic);
+
+  // Makes positions [0, positions) addressable (at most max_context). Static:
+  // nothing to do. Growing: concatenates zeros onto every layer's K and V
+  // along the position axis, copying the whole cache, and never shrinks.
+  void EnsureLength(int64_t positions);
+  bool grows() const { return growth_ == Growth::kConcatenate; }
 
   at::Tensor& keys(int64_t layer) { return keys_[layer]; }
   at::Tensor& values(int64_t layer) { return values_[layer]; }
@@ -33,6 +45,7 @@ class KvCache {
  private:
   int64_t num_slots_;
   int64_t max_context_;
+  Growth growth_;
   std::vector<at::Tensor> keys_;
   std::vector<at::Tensor> values_;
 };

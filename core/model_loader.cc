@@ -173,6 +173,11 @@ absl::StatusOr<LoadedModel> LoadModel(const ModelOptions& options) {
     return absl::InvalidArgumentError(
         "--dtype=float16 is not supported on the CPU; use float32 or bfloat16");
   }
+  if (options.kv_cache != "static" && options.kv_cache != "dynamic") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--kv_cache=", options.kv_cache, ": expected static or dynamic"));
+  }
+  const bool growing_cache = options.kv_cache == "dynamic";
   LoadedModel loaded;
   ASSIGN_OR_RETURN(loaded.tokenizer, LoadTokenizer(options.model_dir));
   Gpt2Weights weights;
@@ -206,11 +211,13 @@ absl::StatusOr<LoadedModel> LoadModel(const ModelOptions& options) {
   const int32_t slots =
       options.max_slots > 0 ? options.max_slots : (device.is_cuda() ? 64 : 8);
   // The CUDA runner pads batches into one extra scratch slot.
-  const int32_t cache_slots = device.is_cuda() ? slots + 1 : slots;
+  const bool cuda_runner = device.is_cuda() && !growing_cache;
+  const int32_t cache_slots = cuda_runner ? slots + 1 : slots;
   RETURN_IF_ERROR(CheckKvCacheFits(config, cache_slots, max_context, dtype, device));
   auto cache = std::make_unique<KvCache>(
       config.n_layer, cache_slots, config.n_head, max_context, config.head_dim(),
-      at::TensorOptions().dtype(dtype).device(device));
+      at::TensorOptions().dtype(dtype).device(device),
+      growing_cache ? KvCache::Growth::kConcatenate : KvCache::Growth::kStatic);
   ModelDescription description;
   description.name = name;
   description.architecture = "gpt2";
@@ -223,11 +230,13 @@ absl::StatusOr<LoadedModel> LoadModel(const ModelOptions& options) {
   description.dtype = DtypeName(dtype);
   description.device = device.str();
   description.weight_bytes = weights.bytes();
-  description.kv_cache_bytes = cache->bytes();
+  // A growing cache starts empty; report what it may grow to.
+  description.kv_cache_bytes = KvCache::BytesFor(config.n_layer, cache_slots, config.n_head,
+                                                 max_context, config.head_dim(), dtype);
   description.eos_token_id = config.eos_token_id;
   auto model = std::make_unique<Gpt2Model>(config, std::move(weights));
   model->set_use_decode_kernel(options.decode_kernel);
-  if (device.is_cuda()) {
+  if (cuda_runner) {
 #if TANDEM_WITH_CUDA
     description.runner = options.cuda_graphs ? "cuda, CUDA graphs" : "cuda, eager";
     CudaRunnerOptions cuda_options;
@@ -243,7 +252,7 @@ absl::StatusOr<LoadedModel> LoadModel(const ModelOptions& options) {
         "this tandem build has no CUDA code (built against a CPU-only LibTorch)");
 #endif
   } else {
-    description.runner = "eager";
+    description.runner = growing_cache ? "eager, dynamic KV cache" : "eager";
     loaded.runner = std::make_unique<Gpt2Runner>(description, std::move(model),
                                                  std::move(cache), device);
   }

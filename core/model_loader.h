@@ -28,6 +28,10 @@ struct ModelOptions {
   std::string device = "auto";  // cpu|cuda|cuda:N; auto: cuda when present
   bool cuda_graphs = true;      // CUDA: capture decode steps per batch bucket
   bool decode_kernel = true;    // CUDA: the slot-reading attention kernel
+  // static: KV slots allocated once at full context. dynamic: the naive
+  // baseline, a cache lengthened by concatenation as steps need it, decoded
+  // by the eager runner with a host read every step (no graphs, no pipeline).
+  std::string kv_cache = "static";
 };
 
 struct LoadedModel {

@@ -47,6 +47,9 @@ ABSL_FLAG(std::string, pipeline, "double_buffered",
           "double_buffered: launch step i+1 before reading step i's tokens (CUDA); "
           "sync: wait for every step before launching the next");
 ABSL_FLAG(bool, cuda_graphs, true, "CUDA: replay each decode step as one captured graph");
+ABSL_FLAG(std::string, kv_cache, "static",
+          "static: KV slots allocated once; dynamic: the naive baseline, a cache grown by "
+          "concatenation every step, eager and synchronous (for comparisons)");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
           "on SIGTERM/SIGINT, how long running streams may take to finish before "
           "they are cut off");
@@ -96,6 +99,7 @@ int Serve() {
   model_options.dtype = absl::GetFlag(FLAGS_dtype);
   model_options.device = absl::GetFlag(FLAGS_device);
   model_options.cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs);
+  model_options.kv_cache = absl::GetFlag(FLAGS_kv_cache);
   const std::string pipeline = absl::GetFlag(FLAGS_pipeline);
   if (pipeline != "sync" && pipeline != "double_buffered") {
     LogError("--pipeline=", pipeline, ": expected sync or double_buffered");

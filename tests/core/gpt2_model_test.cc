@@ -88,6 +88,32 @@ TEST_F(Gpt2ModelTest, AReusedSlotNeverSeesThePreviousSequence) {
   EXPECT_TRUE(at::allclose(decoded, reference, 1e-5, 1e-4));
 }
 
+TEST_F(Gpt2ModelTest, AGrowingCacheDecodesLikeTheStaticOneAndGrowsStepByStep) {
+  KvCache growing(config_.n_layer, 3, config_.n_head, config_.n_positions, config_.head_dim(),
+                  at::TensorOptions().dtype(at::kFloat), KvCache::Growth::kConcatenate);
+  ASSERT_TRUE(growing.grows());
+  EXPECT_EQ(growing.keys(0).size(2), 0);
+  const std::vector<int64_t> a = {1, 2, 3, 4, 5, 6, 7};
+  const std::vector<int64_t> b = {9, 8};
+  EXPECT_TRUE(at::allclose(model_.Prefill(0, Ids(a), &growing), model_.Prefill(0, Ids(a), &cache_),
+                           1e-6, 1e-5));
+  EXPECT_EQ(growing.keys(0).size(2), 7);  // as long as the longest prompt
+  model_.Prefill(2, Ids(b), &growing);
+  model_.Prefill(2, Ids(b), &cache_);
+  EXPECT_EQ(growing.keys(0).size(2), 7);
+  for (int64_t step = 0; step < 5; ++step) {
+    const at::Tensor positions = Ids({7 + step, 2 + step});
+    const at::Tensor tokens = Ids({11 + step, 40 + step});
+    const at::Tensor expected = model_.Decode(Ids({0, 2}), tokens, positions, 8 + step, &cache_);
+    const at::Tensor got = model_.Decode(Ids({0, 2}), tokens, positions, 8 + step, &growing);
+    EXPECT_TRUE(at::allclose(got, expected, 1e-6, 1e-5)) << "step " << step;
+    // One more position per step, for every layer's keys and values.
+    EXPECT_EQ(growing.keys(config_.n_layer - 1).size(2), 8 + step);
+    EXPECT_EQ(growing.values(0).size(2), 8 + step);
+  }
+  EXPECT_EQ(cache_.keys(0).size(2), config_.n_positions);  // the static one never changes
+}
+
 TEST_F(Gpt2ModelTest, AttentionIsCausal) {
   // Changing a later token must not change earlier positions' logits.
   const at::Tensor x = model_.Prefill(0, Ids({1, 2, 3, 4}), &cache_, true);
@@ -213,6 +239,25 @@ TEST_F(CheckpointTest, KvSlotsThatDoNotFitFailAtStartWithTheNumbers) {
   EXPECT_THAT(model.status().message(), HasSubstr("610.35 GiB"));
   EXPECT_THAT(model.status().message(), HasSubstr("is free on cpu"));
   EXPECT_THAT(model.status().message(), HasSubstr("--max_slots"));
+}
+
+TEST_F(CheckpointTest, TheDynamicKvCacheBaselineLoadsTheEagerRunner) {
+  Gpt2Config config = *Gpt2Config::Preset("tiny");
+  config.n_positions = 32;
+  ASSERT_TRUE(WriteRandomCheckpoint(dir_, config, 11, "float32").ok());
+  ModelOptions options;
+  options.model_dir = dir_;
+  options.device = "cpu";
+  options.kv_cache = "dynamic";
+  auto model = LoadModel(options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->runner->description().runner, "eager, dynamic KV cache");
+  EXPECT_FALSE(model->runner->reads_tokens_on_device());
+  options.kv_cache = "paged";
+  auto bad = LoadModel(options);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("--kv_cache=paged"));
 }
 
 TEST_F(CheckpointTest, MissingDirectoryIsAClearError) {
