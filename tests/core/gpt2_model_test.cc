@@ -130,6 +130,16 @@ class CheckpointTest : public ::testing::Test {
     dir_ = tmpl;
   }
   void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+  // Options that load a tiny random checkpoint written into dir_, on the CPU.
+  ModelOptions TinyCheckpointOptions() {
+    Gpt2Config config = *Gpt2Config::Preset("tiny");
+    config.n_positions = 32;
+    EXPECT_TRUE(WriteRandomCheckpoint(dir_, config, 11, "float32").ok());
+    ModelOptions options;
+    options.model_dir = dir_;
+    options.device = "cpu";
+    return options;
+  }
   std::string dir_;
 };
 
@@ -226,12 +236,7 @@ TEST_F(CheckpointTest, AcceptsBareNamesAndAnExplicitLmHead) {
 }
 
 TEST_F(CheckpointTest, KvSlotsThatDoNotFitFailAtStartWithTheNumbers) {
-  Gpt2Config config = *Gpt2Config::Preset("tiny");
-  config.n_positions = 32;
-  ASSERT_TRUE(WriteRandomCheckpoint(dir_, config, 11, "float32").ok());
-  ModelOptions options;
-  options.model_dir = dir_;
-  options.device = "cpu";
+  ModelOptions options = TinyCheckpointOptions();
   options.max_slots = 20'000'000;  // 2 x 64 x 32 x 2 x 4 bytes each: ~610 GiB
   auto model = LoadModel(options);
   ASSERT_FALSE(model.ok());
@@ -242,12 +247,7 @@ TEST_F(CheckpointTest, KvSlotsThatDoNotFitFailAtStartWithTheNumbers) {
 }
 
 TEST_F(CheckpointTest, TheDynamicKvCacheBaselineLoadsTheEagerRunner) {
-  Gpt2Config config = *Gpt2Config::Preset("tiny");
-  config.n_positions = 32;
-  ASSERT_TRUE(WriteRandomCheckpoint(dir_, config, 11, "float32").ok());
-  ModelOptions options;
-  options.model_dir = dir_;
-  options.device = "cpu";
+  ModelOptions options = TinyCheckpointOptions();
   options.kv_cache = "dynamic";
   auto model = LoadModel(options);
   ASSERT_TRUE(model.ok()) << model.status();
