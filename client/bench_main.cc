@@ -1,7 +1,8 @@
 // tandem-bench: drives the engine in-process with N concurrent sequences
 // (prompt P tokens, G new tokens, ignore_eos, greedy) for each engine mode,
 // and prints a table and writes JSON: µs per decode step, tokens/s, GPU idle
-// fraction of decode time, host wait per step, time to first token, memory.
+// fraction of decode time, host wait per step, time to first token, and the
+// peak device memory each mode reserves.
 #include <algorithm>
 #include <atomic>
 #include <iterator>
@@ -113,6 +114,8 @@ absl::StatusOr<Result> RunOne(const std::string& model_dir, const std::string& m
   options.max_context = prompt + generate + 1;
   options.cuda_graphs = absl::StrContains(mode, "graphs");
   if (mode == "naive_dynamic") options.kv_cache = "dynamic";
+  StartDeviceMemoryMeasurement(options.device == "auto" && CudaAvailable() ? "cuda"
+                                                                            : options.device);
   absl::StatusOr<LoadedModel> loaded = LoadModel(options);
   if (!loaded.ok()) return loaded.status();
   const std::string device = loaded->runner->description().device;
@@ -139,7 +142,7 @@ absl::StatusOr<Result> RunOne(const std::string& model_dir, const std::string& m
   }
   all_done.WaitForNotification();
   Result result;
-  result.memory_bytes = DeviceMemoryInUse(device);
+  result.memory_bytes = PeakDeviceMemory(device);
   engine.Shutdown(absl::Seconds(1));
 
   // Steady state: steps whose decode batch is the whole batch.
@@ -192,7 +195,7 @@ int Main() {
     json_out = std::fopen(out.c_str(), "a");
   }
   std::printf("%-10s %-24s %5s %10s %12s %8s %10s %9s %9s %9s\n", "model", "mode", "N",
-              "us/step", "tokens/s", "idle%", "busy us", "wait us", "TTFT ms", "mem GiB");
+              "us/step", "tokens/s", "idle%", "busy us", "wait us", "TTFT ms", "peak GiB");
   for (const std::string& mode : absl::GetFlag(FLAGS_modes)) {
     for (const std::string& n : absl::GetFlag(FLAGS_batch)) {
       int batch = 0;

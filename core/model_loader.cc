@@ -19,6 +19,9 @@
 #if TANDEM_WITH_CUDA
 #include <cuda_runtime.h>
 
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+
 #include "core/cuda/cuda_gpt2_runner.h"
 #endif
 #include "core/logging.h"
@@ -138,13 +141,32 @@ std::string TorchVersion() { return TORCH_VERSION; }
 
 bool CudaAvailable() { return at::hasCUDA(); }
 
-int64_t DeviceMemoryInUse(const std::string& device) {
+#if TANDEM_WITH_CUDA
+namespace {
+c10::DeviceIndex CudaIndex(const std::string& device) {
+  const at::Device parsed(device);
+  return parsed.has_index() ? parsed.index() : c10::cuda::current_device();
+}
+}  // namespace
+#endif
+
+void StartDeviceMemoryMeasurement(const std::string& device) {
 #if TANDEM_WITH_CUDA
   if (absl::StartsWith(device, "cuda")) {
-    size_t free_bytes = 0, total_bytes = 0;
-    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
-      return static_cast<int64_t>(total_bytes - free_bytes);
-    }
+    c10::cuda::CUDACachingAllocator::emptyCache();
+    c10::cuda::CUDACachingAllocator::resetPeakStats(CudaIndex(device));
+  }
+#endif
+  (void)device;
+}
+
+int64_t PeakDeviceMemory(const std::string& device) {
+#if TANDEM_WITH_CUDA
+  if (absl::StartsWith(device, "cuda")) {
+    // Index 0 of a stat array: all pools together (StatType::AGGREGATE).
+    return c10::cuda::CUDACachingAllocator::getDeviceStats(CudaIndex(device))
+        .reserved_bytes[0]
+        .peak;
   }
 #endif
   (void)device;
