@@ -24,8 +24,9 @@ Gpt2Model::Gpt2Model(Gpt2Config config, Gpt2Weights weights)
         *weight = weight->t().contiguous().t();
       }
     }
+    attention_kernel_ = AttentionKernelSupports(weights_.wte.scalar_type(), config_.head_dim());
     fused_decode_ = FusedDecodeSupports(weights_.wte.scalar_type(), config_.n_embd,
-                                        config_.head_dim());
+                                        config_.inner_size(), config_.head_dim());
   }
 #endif
 }
@@ -179,7 +180,8 @@ bool Gpt2Model::UsesFusedDecode(int64_t rows, const KvCache& cache) const {
 
 bool Gpt2Model::UsesDecodeKernel(const KvCache& cache) const {
 #if TANDEM_WITH_CUDA
-  return use_decode_kernel_ && cache.keys_const(0).is_cuda() && !cache.grows();
+  return use_decode_kernel_ && attention_kernel_ && cache.keys_const(0).is_cuda() &&
+         !cache.grows();
 #else
   (void)cache;
   return false;

@@ -62,7 +62,8 @@ class Gpt2Model {
   Gpt2Config config_;
   Gpt2Weights weights_;  // on CUDA, projections are stored transposed (see the constructor)
   bool use_decode_kernel_ = true;
-  bool fused_decode_ = false;  // the dtype and shapes suit the fused kernels
+  bool attention_kernel_ = false;  // the dtype and head size suit the attention kernel
+  bool fused_decode_ = false;      // ... and the other shapes suit the fused kernels
 };
 
 }  // namespace tandem

@@ -133,7 +133,7 @@ CudaGpt2Runner::RowOutputs CudaGpt2Runner::DecodeRows(int64_t bucket, bool greed
                                 rng_offset_.data_ptr<int64_t>(), remaining_.data_ptr<int64_t>(),
                                 ignore_eos_.data_ptr<bool>(), stop_ids_.data_ptr<int64_t>(),
                                 static_cast<int>(options_.max_stop_token_ids),
-                                description_.eos_token_id};
+                                description_.eos_token_id, scratch_slot_};
   return {sampled_tokens, logprobs, AdvanceSlots(state, slots, sampled_tokens)};
 }
 

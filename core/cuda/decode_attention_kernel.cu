@@ -122,7 +122,8 @@ cudaError_t Launch(const void* qkv, void* k, void* v, const int64_t* slots,
                    const int64_t* positions, void* out, int batch, int heads, int head_dim,
                    int max_context, float scale, cudaStream_t stream) {
   constexpr int kVec = Vec16<T>::kSize;
-  if (head_dim > kMaxHeadDim || head_dim % kVec != 0 || kThreads % (head_dim / kVec) != 0) {
+  if (head_dim <= 0 || head_dim > kMaxHeadDim || head_dim % kVec != 0 ||
+      kThreads % (head_dim / kVec) != 0) {
     return cudaErrorInvalidValue;
   }
   const size_t shared = static_cast<size_t>(max_context) * sizeof(float);

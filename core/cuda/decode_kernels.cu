@@ -3,6 +3,7 @@
 // token choice, and the per-slot state update.
 #include <cfloat>
 #include <climits>
+#include <cmath>
 
 #include "core/cuda/decode_kernels.h"
 #include "core/cuda/kernel_math.cuh"
@@ -214,6 +215,19 @@ __global__ void EmbedTokensKernel(const T* __restrict__ wte, const T* __restrict
 }
 
 constexpr int kGreedyThreads = 1024;
+constexpr int kNoIndex = INT_MAX;  // a thread or warp that saw no logit
+
+// Whether candidate (value, index) beats the current (best, best_index) for
+// argmax as torch.argmax defines it: NaN is the maximum, ties go to the first
+// index, and an empty candidate never wins.
+__device__ __forceinline__ bool Beats(float value, int index, float best, int best_index) {
+  if (index == kNoIndex) return false;
+  if (best_index == kNoIndex) return true;
+  const bool value_nan = value != value, best_nan = best != best;
+  if (value_nan != best_nan) return value_nan;
+  if (value_nan || value == best) return index < best_index;
+  return value > best;
+}
 
 // One block per row: the first index of the maximum, then the log-softmax
 // normalizer max + log(sum(exp(x - max))).
@@ -227,11 +241,11 @@ GreedyTokensKernel(const float* __restrict__ logits, int vocab, int64_t* __restr
   kernel::WaitForPreviousKernel();
   const int b = blockIdx.x, tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const float* row = logits + static_cast<size_t>(b) * vocab;
-  float best = -FLT_MAX;
-  int index = INT_MAX;
+  float best = -INFINITY;
+  int index = kNoIndex;
   for (int i = tid; i < vocab; i += kGreedyThreads) {
     const float v = row[i];
-    if (v > best || index == INT_MAX) {  // each thread's indices increase
+    if (Beats(v, i, best, index)) {
       best = v;
       index = i;
     }
@@ -239,7 +253,7 @@ GreedyTokensKernel(const float* __restrict__ logits, int vocab, int64_t* __restr
   for (int offset = 16; offset > 0; offset >>= 1) {
     const float other = __shfl_xor_sync(0xffffffffu, best, offset);
     const int other_index = __shfl_xor_sync(0xffffffffu, index, offset);
-    if (other > best || (other == best && other_index < index)) {
+    if (Beats(other, other_index, best, index)) {
       best = other;
       index = other_index;
     }
@@ -252,7 +266,7 @@ GreedyTokensKernel(const float* __restrict__ logits, int vocab, int64_t* __restr
   best = best_values[0];
   index = best_indices[0];
   for (int w = 1; w < kGreedyThreads / 32; ++w) {
-    if (best_values[w] > best || (best_values[w] == best && best_indices[w] < index)) {
+    if (Beats(best_values[w], best_indices[w], best, index)) {
       best = best_values[w];
       index = best_indices[w];
     }
@@ -265,7 +279,7 @@ GreedyTokensKernel(const float* __restrict__ logits, int vocab, int64_t* __restr
   if (tid == 0) {
     float total = 0.0f;
     for (int w = 0; w < kGreedyThreads / 32; ++w) total += sums[w];
-    tokens[b] = index;
+    tokens[b] = index;  // vocab >= 1, so some thread saw a logit
     logprobs[b] = row[index] - best - logf(total);
   }
 }
@@ -278,6 +292,10 @@ __global__ void AdvanceSlotsKernel(SlotStatePointers state, const int64_t* __res
   const int b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= batch) return;
   const int64_t slot = slots[b], token = tokens[b];
+  if (slot == state.padding_slot) {  // a padded row: its output is discarded
+    stops[b] = true;
+    return;
+  }
   const int64_t remaining = state.remaining[slot];
   bool stop = remaining <= 1 || (token == state.eos_token_id && !state.ignore_eos[slot]);
   for (int j = 0; j < state.max_stop_ids; ++j) {

@@ -81,6 +81,9 @@ struct SlotStatePointers {
   const int64_t* stop_ids;    // [S, max_stop_ids], -1 = unused
   int max_stop_ids;
   int64_t eos_token_id;
+  // Rows of this slot pad a batch to its bucket; their state never advances
+  // (so they keep attending over one position).
+  int64_t padding_slot;
 };
 
 // After a decode step sampled tokens[b] for slot slots[b] (b < batch):

@@ -1,6 +1,7 @@
 #include "core/cuda/decode_ops.h"
 
 #include <cstdint>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
@@ -26,15 +27,22 @@ void Check(cudaError_t status, const char* what) {
   }
 }
 
+// The kernels read these tensors with 16-byte vector loads.
+void CheckVectorLoads(std::initializer_list<const at::Tensor*> tensors, const char* what) {
+  for (const at::Tensor* t : tensors) {
+    if (!t->is_contiguous() || reinterpret_cast<uintptr_t>(t->data_ptr()) % 16 != 0) {
+      throw std::invalid_argument(std::string(what) +
+                                  ": tensors must be contiguous and 16-byte aligned");
+    }
+  }
+}
+
 // Launches the fused linear kernel; `out` (or `logits`) is written.
 void Linear(LinearEpilogue epilogue, const at::Tensor& x, const FusedNorm* norm,
             const at::Tensor& weight_nk, const at::Tensor* bias, at::Tensor* out,
             at::Tensor* logits) {
-  for (const at::Tensor* t : {&x, &weight_nk}) {
-    if (!t->is_contiguous() || reinterpret_cast<uintptr_t>(t->data_ptr()) % 16 != 0) {
-      throw std::invalid_argument("fused linear: x and weight must be contiguous and aligned");
-    }
-  }
+  CheckVectorLoads({&x, &weight_nk}, "fused linear");
+  if (norm != nullptr) CheckVectorLoads({&norm->weight, &norm->bias}, "fused linear");
   Check(LaunchFusedLinear(KernelDTypeOf(x.scalar_type()), epilogue, x.data_ptr(),
                           norm ? norm->weight.data_ptr() : nullptr,
                           norm ? norm->bias.data_ptr() : nullptr,
@@ -51,6 +59,7 @@ void Linear(LinearEpilogue epilogue, const at::Tensor& x, const FusedNorm* norm,
 at::Tensor DecodeAttention(const at::Tensor& qkv, at::Tensor& k_cache, at::Tensor& v_cache,
                            const at::Tensor& slots, const at::Tensor& positions, double scale) {
   const at::Tensor rows = qkv.contiguous();  // a no-op for the projection's output
+  CheckVectorLoads({&k_cache, &v_cache}, "DecodeAttention");
   const int64_t B = rows.size(0), H = rows.size(2), D = rows.size(3);
   at::Tensor out = at::empty({B, H, D}, rows.options());
   Check(LaunchDecodeAttention(KernelDTypeOf(rows.scalar_type()), rows.data_ptr(),
@@ -63,12 +72,16 @@ at::Tensor DecodeAttention(const at::Tensor& qkv, at::Tensor& k_cache, at::Tenso
   return out;
 }
 
-bool FusedDecodeSupports(at::ScalarType dtype, int64_t channels, int64_t head_dim) {
+bool AttentionKernelSupports(at::ScalarType dtype, int64_t head_dim) {
   if (dtype != at::kFloat && dtype != at::kHalf && dtype != at::kBFloat16) return false;
-  const KernelDType kernel_dtype = KernelDTypeOf(dtype);
+  return DecodeAttentionSupports(KernelDTypeOf(dtype), static_cast<int>(head_dim));
+}
+
+bool FusedDecodeSupports(at::ScalarType dtype, int64_t channels, int64_t inner,
+                         int64_t head_dim) {
   const int64_t vector = dtype == at::kFloat ? 4 : 8;  // elements per 16-byte load
-  return channels % vector == 0 &&
-         DecodeAttentionSupports(kernel_dtype, static_cast<int>(head_dim));
+  return AttentionKernelSupports(dtype, head_dim) && channels % vector == 0 &&
+         inner % vector == 0;
 }
 
 at::Tensor NormLinear(const at::Tensor& x, const FusedNorm& norm, const at::Tensor& weight_nk,

@@ -18,8 +18,13 @@ namespace tandem {
 at::Tensor DecodeAttention(const at::Tensor& qkv, at::Tensor& k_cache, at::Tensor& v_cache,
                            const at::Tensor& slots, const at::Tensor& positions, double scale);
 
-// Whether the fused decode kernels handle this dtype and these shapes.
-bool FusedDecodeSupports(at::ScalarType dtype, int64_t channels, int64_t head_dim);
+// Whether the attention kernel handles this dtype and head size.
+bool AttentionKernelSupports(at::ScalarType dtype, int64_t head_dim);
+
+// Whether the fused decode kernels handle this dtype and these shapes
+// (hidden size, MLP inner size, head size).
+bool FusedDecodeSupports(at::ScalarType dtype, int64_t channels, int64_t inner,
+                         int64_t head_dim);
 
 // The LayerNorm that precedes a projection, fused into it.
 struct FusedNorm {
