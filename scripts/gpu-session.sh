@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# One device call that builds Tandem against the GPU machine's CUDA LibTorch
+# and runs the named steps, writing logs under $OUT and printing short
+# summaries (see ../shared/device/README.md for the machine). Run through the
+# device tool with carry [".device", "third_party"]:
+#
+#   bash scripts/gpu-session.sh test bench
+#
+# Steps:
+#   test       ctest -L gpu (every GPU test)
+#   bench      tandem-bench, GPT-2 small bf16, N = 1 and 64, sync vs double-buffered graphs
+#   benchfull  tandem-bench, every mode and N = 1, 16, 64, 256, plus medium/large/xl at N = 1, 64
+#   idle       GPU idle from the server's /metrics: 16 streams x 256 tokens and 1 x 512
+#   parity     tests/parity/hf_parity.py (every size and dtype against transformers)
+#   tokenizer  tests/parity/hf_tokenizer.py (the corpus against GPT2TokenizerFast)
+#   profile    Nsight Compute kernel times of a steady N=1 decode step
+set -uo pipefail
+: "${OUT:=/tmp/tandem-gpu-session}"
+mkdir -p "$OUT"
+source .device/prelude.sh
+cmake -S . -B build-gpu $DEVICE_CMAKE_ARGS > "$OUT/cmake.log" 2>&1 || { tail -40 "$OUT/cmake.log"; exit 1; }
+cmake --build build-gpu -j16 > "$OUT/build.log" 2>&1 || { grep -A8 -m5 'error' "$OUT/build.log"; exit 1; }
+echo "== build ok"
+bin=build-gpu/bin
+table() { grep -v "^[IWE]20" "$1" | grep -E "^(model|gpt2)"; }
+for step in "$@"; do
+  echo "== $step"
+  case $step in
+    test)
+      ctest --test-dir build-gpu -L gpu --output-on-failure > "$OUT/gpu-tests.log" 2>&1
+      grep -E "Passed|Failed|tests passed" "$OUT/gpu-tests.log" ;;
+    bench)
+      $bin/tandem-bench --batch=1,64 --modes=sync_graphs,double_buffered_graphs \
+          --out="$OUT/bench.jsonl" > "$OUT/bench.txt" 2>&1
+      table "$OUT/bench.txt" ;;
+    benchfull)
+      $bin/tandem-bench --out="$OUT/bench.jsonl" > "$OUT/bench.txt" 2>&1
+      table "$OUT/bench.txt"
+      for size in gpt2-medium gpt2-large gpt2-xl; do
+        $bin/tandem-bench --size=$size --batch=1,64 --modes=sync_graphs,double_buffered_graphs \
+            --out="$OUT/bench.jsonl" > "$OUT/bench-$size.txt" 2>&1
+        table "$OUT/bench-$size.txt" | grep -v "^model"
+      done ;;
+    idle)
+      bash tests/bench/idle_from_metrics.sh build-gpu 16 256 2>&1 | tail -2 | tee "$OUT/idle-n16.txt"
+      bash tests/bench/idle_from_metrics.sh build-gpu 1 512 2>&1 | tail -2 | tee "$OUT/idle-n1.txt" ;;
+    parity)
+      python3 tests/parity/hf_parity.py --bin $bin --out "$OUT/parity.json" > "$OUT/parity.txt" 2>&1
+      grep -E "^(size|gpt2)|rror" "$OUT/parity.txt" ;;
+    tokenizer)
+      python3 tests/parity/hf_tokenizer.py > "$OUT/tokenizer.txt" 2>&1; tail -1 "$OUT/tokenizer.txt" ;;
+    profile)
+      ncu --graph-profiling node --metrics gpu__time_duration.sum --csv \
+          $bin/tandem-bench --batch=1 --modes=double_buffered_graphs --new_tokens=4 \
+          > "$OUT/ncu.csv" 2> "$OUT/ncu.err"
+      python3 tests/bench/kernel_times.py "$OUT/ncu.csv" --last 70 --order "$OUT/ncu-order.txt" \
+          | cut -c1-150 | head -30 ;;
+    *) echo "unknown step $step"; exit 2 ;;
+  esac
+done
