@@ -114,11 +114,12 @@ absl::StatusOr<Result> RunOne(const std::string& model_dir, const std::string& m
   options.max_context = prompt + generate + 1;
   options.cuda_graphs = absl::StrContains(mode, "graphs");
   if (mode == "naive_dynamic") options.kv_cache = "dynamic";
-  StartDeviceMemoryMeasurement(options.device == "auto" && CudaAvailable() ? "cuda"
-                                                                            : options.device);
   absl::StatusOr<LoadedModel> loaded = LoadModel(options);
   if (!loaded.ok()) return loaded.status();
   const std::string device = loaded->runner->description().device;
+  // After loading, when the device's allocator exists: weights, KV slots and
+  // graph pools are held from here on, load-time temporaries are released.
+  StartDeviceMemoryMeasurement(device);
   BenchObserver observer;
   EngineOptions engine_options;
   engine_options.pipelined = absl::StartsWith(mode, "double_buffered");

@@ -55,10 +55,11 @@ absl::Status WriteRandomCheckpoint(const std::string& dir,
 std::string TorchVersion();
 bool CudaAvailable();
 // Device memory held by this process's LibTorch caching allocator on
-// `device` ("cuda", "cuda:N"): StartDeviceMemoryMeasurement returns cached,
-// unused blocks to the driver and resets the peak; PeakDeviceMemory is the
-// most reserved since (weights, KV slots, CUDA graph pools, activations,
-// cache). Both do nothing / return 0 for the CPU.
+// `device` ("cuda", "cuda:N"), which must already have allocated there:
+// StartDeviceMemoryMeasurement returns cached, unused blocks to the driver
+// and resets the peak; PeakDeviceMemory is the most reserved since (weights,
+// KV slots, CUDA graph pools, activations, cache). Both do nothing / return 0
+// for the CPU.
 void StartDeviceMemoryMeasurement(const std::string& device);
 int64_t PeakDeviceMemory(const std::string& device);
 
