@@ -14,6 +14,7 @@
 #include "core/model_loader.h"
 #include "core/safetensors_file.h"
 #include "core/safetensors_writer.h"
+#include "tests/core/temp_dir.h"
 
 namespace tandem {
 namespace {
@@ -124,12 +125,6 @@ TEST_F(Gpt2ModelTest, AttentionIsCausal) {
 
 class CheckpointTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/tandem_ckpt_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
   // Options that load a tiny random checkpoint written into dir_, on the CPU.
   ModelOptions TinyCheckpointOptions() {
     Gpt2Config config = *Gpt2Config::Preset("tiny");
@@ -140,7 +135,8 @@ class CheckpointTest : public ::testing::Test {
     options.device = "cpu";
     return options;
   }
-  std::string dir_;
+  TempDir temp_{"tandem_ckpt_"};
+  const std::string dir_ = temp_.path();
 };
 
 TEST_F(CheckpointTest, WrittenCheckpointLoadsBackToTheSameWeights) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/model_loader.h"
+#include "tests/core/temp_dir.h"
 
 namespace tandem {
 namespace {
@@ -25,12 +26,6 @@ std::string Read(const std::string& path) {
 
 class TokenizerJsonTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/tandem_tokjson_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
 
   // tokenizer.json built from GPT-2's vocab.json and merges.txt, with merges
   // as "a b" strings (older files) or ["a", "b"] pairs (newer files).
@@ -57,7 +52,8 @@ class TokenizerJsonTest : public ::testing::Test {
     std::ofstream(dir_ + "/tokenizer.json") << json.dump();
   }
 
-  std::string dir_;
+  TempDir temp_{"tandem_tokjson_"};
+  const std::string dir_ = temp_.path();
 };
 
 TEST_F(TokenizerJsonTest, BothMergeFormsEncodeLikeGpt2) {
