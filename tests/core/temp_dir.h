@@ -2,9 +2,10 @@
 #ifndef TANDEM_TESTS_CORE_TEMP_DIR_H_
 #define TANDEM_TESTS_CORE_TEMP_DIR_H_
 
+#include <ftw.h>
+#include <stdio.h>
 #include <stdlib.h>
 
-#include <filesystem>
 #include <stdexcept>
 #include <string>
 
@@ -20,9 +21,14 @@ class TempDir {
     }
     path_ = pattern;
   }
+  // Removes the tree with nftw, not std::filesystem: the CUDA LibTorch
+  // wheels export their own, ABI-incompatible copy of std::filesystem
+  // (pytorch/pytorch#133437), and remove_all crashed the GPU tests.
   ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
+    nftw(
+        path_.c_str(),
+        [](const char* path, const struct stat*, int, struct FTW*) { return remove(path); }, 16,
+        FTW_DEPTH | FTW_PHYS);
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
