@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #if TANDEM_WITH_CUDA
 #include "core/cuda/decode_ops.h"
@@ -96,7 +97,10 @@ at::Tensor Gpt2Model::Decode(const at::Tensor& slots, const at::Tensor& tokens,
   // A sequence that already finished may run one extra (discarded) step in
   // the pipelined engine; clamping keeps its writes inside its own slot.
 #if TANDEM_WITH_CUDA
-  if (UsesFusedDecode(B, *cache)) return DecodeFused(slots, tokens, raw_positions, cache);
+  if (UsesFusedDecode(B, *cache)) {
+    return DecodeFused(slots, tokens, raw_positions, /*by_slot=*/false, /*greedy=*/false, cache)
+        .logits;
+  }
 #endif
   const at::Tensor positions = raw_positions.clamp_max(cache->max_context() - 1);
   at::Tensor x = at::embedding(weights_.wte, tokens) +
@@ -119,7 +123,9 @@ at::Tensor Gpt2Model::Decode(const at::Tensor& slots, const at::Tensor& tokens,
 #if TANDEM_WITH_CUDA
     if (use_kernel) {
       // Appends K/V and attends over each slot's own length in one launch.
-      attn = DecodeAttention(qkv, k_cache, v_cache, slots, positions, scale).reshape({B, C});
+      attn = DecodeAttention(qkv, k_cache, v_cache, slots, positions, /*positions_by_slot=*/false,
+                             scale)
+                 .reshape({B, C});
     }
 #endif
     if (!use_kernel) {
@@ -140,14 +146,29 @@ at::Tensor Gpt2Model::Decode(const at::Tensor& slots, const at::Tensor& tokens,
 }
 
 #if TANDEM_WITH_CUDA
-at::Tensor Gpt2Model::DecodeFused(const at::Tensor& slots, const at::Tensor& tokens,
-                                  const at::Tensor& positions, KvCache* cache) const {
+Gpt2Model::SlotDecode Gpt2Model::DecodeSlots(const at::Tensor& slots,
+                                             const at::Tensor& slot_tokens,
+                                             const at::Tensor& slot_positions, bool greedy,
+                                             KvCache* cache) const {
+  if (UsesFusedDecode(slots.size(0), *cache)) {
+    return DecodeFused(slots, slot_tokens, slot_positions, /*by_slot=*/true, greedy, cache);
+  }
+  SlotDecode out{Decode(slots, slot_tokens.index_select(0, slots),
+                        slot_positions.index_select(0, slots), /*attend_len=*/0, cache)};
+  if (greedy) std::tie(out.tokens, out.logprobs) = GreedyTokens(out.logits);
+  return out;
+}
+
+Gpt2Model::SlotDecode Gpt2Model::DecodeFused(const at::Tensor& slots, const at::Tensor& tokens,
+                                             const at::Tensor& positions, bool by_slot,
+                                             bool greedy, KvCache* cache) const {
   // Five kernels per layer; positions past the context are clamped inside.
-  const int64_t B = tokens.size(0), C = config_.n_embd, H = config_.n_head,
+  const int64_t B = slots.size(0), C = config_.n_embd, H = config_.n_head,
                 D = config_.head_dim();
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   const double eps = config_.layer_norm_epsilon;
-  at::Tensor x = EmbedTokens(weights_.wte, weights_.wpe, tokens, positions,
+  const at::Tensor index = by_slot ? slots : at::Tensor();  // how tokens, positions are read
+  at::Tensor x = EmbedTokens(weights_.wte, weights_.wpe, index, tokens, positions,
                              cache->max_context() - 1);  // [B, C], the residual stream
   for (int64_t i = 0; i < config_.n_layer; ++i) {
     const Gpt2LayerWeights& w = weights_.layers[i];
@@ -155,16 +176,18 @@ at::Tensor Gpt2Model::DecodeFused(const at::Tensor& slots, const at::Tensor& tok
                                       w.attn_bias, /*gelu=*/false)
                                .view({B, 3, H, D});
     const at::Tensor attn =
-        DecodeAttention(qkv, cache->keys(i), cache->values(i), slots, positions, scale)
+        DecodeAttention(qkv, cache->keys(i), cache->values(i), slots, positions, by_slot, scale)
             .view({B, C});
     LinearAddResidual(attn, w.attn_proj_weight.t(), w.attn_proj_bias, x);
     const at::Tensor inner = NormLinear(x, {w.ln_2_weight, w.ln_2_bias, eps},
                                         w.mlp_fc_weight.t(), w.mlp_fc_bias, /*gelu=*/true);
     LinearAddResidual(inner, w.mlp_proj_weight.t(), w.mlp_proj_bias, x);
   }
-  const at::Tensor h =
-      at::layer_norm(x, {C}, weights_.ln_f_weight, weights_.ln_f_bias, eps);
-  return LinearLogits(h, weights_.lm_head.defined() ? weights_.lm_head : weights_.wte);
+  const at::Tensor h = LayerNorm(x, {weights_.ln_f_weight, weights_.ln_f_bias, eps});
+  const at::Tensor& head = weights_.lm_head.defined() ? weights_.lm_head : weights_.wte;
+  SlotDecode out{LmHeadLogits(h, head)};
+  if (greedy) std::tie(out.tokens, out.logprobs) = GreedyTokens(out.logits);
+  return out;
 }
 #endif
 

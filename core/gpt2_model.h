@@ -36,6 +36,22 @@ class Gpt2Model {
                     const at::Tensor& positions, int64_t attend_len,
                     KvCache* cache) const;
 
+#if TANDEM_WITH_CUDA
+  // What DecodeSlots returns: logits [B, V] float32, and with `greedy` each
+  // row's greedy token [B] int64 and its log-probability [B] float32.
+  struct SlotDecode {
+    at::Tensor logits;
+    at::Tensor tokens;
+    at::Tensor logprobs;
+  };
+  // One decode step as the CUDA runner runs it: row b is slot slots[b] [B],
+  // and its token and position are slot_tokens[slots[b]] and
+  // slot_positions[slots[b]] (per-slot state [S] int64 on the device); as
+  // Decode otherwise. With `greedy`, also picks each row's greedy token (the
+  // first maximum) on the device. Never synchronizes with the host.
+  SlotDecode DecodeSlots(const at::Tensor& slots, const at::Tensor& slot_tokens,
+                         const at::Tensor& slot_positions, bool greedy, KvCache* cache) const;
+#endif
   // Off: CUDA decode uses the gather + matmul path too (tests compare both).
   void set_use_decode_kernel(bool use) { use_decode_kernel_ = use; }
   // The attention kernel (CUDA cache, kernel on).
@@ -54,9 +70,12 @@ class Gpt2Model {
 
 #if TANDEM_WITH_CUDA
   // Decode through the fused kernels: embedding, then per layer
-  // LN+QKV, attention, out-projection+residual, LN+FC+GELU, projection+residual.
-  at::Tensor DecodeFused(const at::Tensor& slots, const at::Tensor& tokens,
-                         const at::Tensor& positions, KvCache* cache) const;
+  // LN+QKV, attention, out-projection+residual, LN+FC+GELU, projection+residual,
+  // then LN, LM head (+ greedy choice). `tokens` and `positions` are per row
+  // [B], or per slot [S] when `by_slot`.
+  SlotDecode DecodeFused(const at::Tensor& slots, const at::Tensor& tokens,
+                         const at::Tensor& positions, bool by_slot, bool greedy,
+                         KvCache* cache) const;
 #endif
 
   Gpt2Config config_;

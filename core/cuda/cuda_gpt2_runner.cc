@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <exception>
 #include <string>
-#include <tuple>
 
 #include <c10/core/InferenceMode.h>
 #include <c10/cuda/CUDAFunctions.h>
@@ -110,21 +109,17 @@ at::Tensor CudaGpt2Runner::StopFlags(const at::Tensor& slots, const at::Tensor& 
 
 CudaGpt2Runner::RowOutputs CudaGpt2Runner::DecodeRows(int64_t bucket, bool greedy) {
   const at::Tensor slots = slots_.narrow(0, 0, bucket);
-  const at::Tensor tokens = next_token_.index_select(0, slots);
-  const at::Tensor positions = position_.index_select(0, slots);
-  const at::Tensor logits =
-      model_->Decode(slots, tokens, positions, /*attend_len=*/0, cache_.get());
-  at::Tensor sampled_tokens, logprobs;
-  if (greedy) {
-    std::tie(sampled_tokens, logprobs) = GreedyTokens(logits);
-  } else {
+  Gpt2Model::SlotDecode step =
+      model_->DecodeSlots(slots, next_token_, position_, greedy, cache_.get());
+  at::Tensor sampled_tokens = step.tokens, logprobs = step.logprobs;
+  if (!greedy) {
     const SamplingTensors params{temperature_.index_select(0, slots),
                                  top_k_.index_select(0, slots),
                                  top_p_.index_select(0, slots),
                                  min_p_.index_select(0, slots),
                                  seed_.index_select(0, slots),
                                  rng_offset_.index_select(0, slots)};
-    const SampledTensors sampled = Sampler::Sample(logits, params, /*all_greedy=*/false);
+    const SampledTensors sampled = Sampler::Sample(step.logits, params, /*all_greedy=*/false);
     sampled_tokens = sampled.tokens;
     logprobs = sampled.logprobs;
   }

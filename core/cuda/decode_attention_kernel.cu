@@ -39,8 +39,9 @@ template <typename T, int kHeadDim>
 __global__ void __launch_bounds__(kThreads)
 DecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
                       T* __restrict__ v_cache, const int64_t* __restrict__ slots,
-                      const int64_t* __restrict__ positions, T* __restrict__ out, int heads,
-                      int runtime_head_dim, int max_context, float scale) {
+                      const int64_t* __restrict__ positions, bool positions_by_slot,
+                      T* __restrict__ out, int heads, int runtime_head_dim, int max_context,
+                      float scale) {
   constexpr int kVec = Vec16<T>::kSize;
   const int head_dim = kHeadDim > 0 ? kHeadDim : runtime_head_dim;
   extern __shared__ float scores[];  // [max_context]
@@ -48,15 +49,22 @@ DecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   __shared__ float partial[kThreads * kVec];
   __shared__ float scratch[kWarps];
   kernel::AllowNextKernel();
-  kernel::WaitForPreviousKernel();  // qkv comes from the previous kernel
   const int h = blockIdx.x, b = blockIdx.y, tid = threadIdx.x;
   const int64_t slot = slots[b];
-  int64_t position = positions[b];
+  int64_t position = positions[positions_by_slot ? slot : b];
   if (position > max_context - 1) position = max_context - 1;
   const int length = static_cast<int>(position) + 1;
   const size_t head_offset = (static_cast<size_t>(slot) * heads + h) * max_context * head_dim;
   T* keys = k_cache + head_offset;
   T* values = v_cache + head_offset;
+  // The slot's earlier keys and values were written by earlier steps: start
+  // moving them into L2 while the previous kernel finishes.
+  const int row_bytes = head_dim * static_cast<int>(sizeof(T));
+  for (int offset = tid * 128; offset < (length - 1) * row_bytes; offset += kThreads * 128) {
+    kernel::PrefetchL2(reinterpret_cast<const char*>(keys) + offset);
+    kernel::PrefetchL2(reinterpret_cast<const char*>(values) + offset);
+  }
+  kernel::WaitForPreviousKernel();  // qkv comes from the previous kernel
   const T* q = qkv + static_cast<size_t>(b) * 3 * heads * head_dim + static_cast<size_t>(h) * head_dim;
   const T* new_key = q + static_cast<size_t>(heads) * head_dim;
   const T* new_value = new_key + static_cast<size_t>(heads) * head_dim;
@@ -119,8 +127,8 @@ DecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
 
 template <typename T>
 cudaError_t Launch(const void* qkv, void* k, void* v, const int64_t* slots,
-                   const int64_t* positions, void* out, int batch, int heads, int head_dim,
-                   int max_context, float scale, cudaStream_t stream) {
+                   const int64_t* positions, bool positions_by_slot, void* out, int batch,
+                   int heads, int head_dim, int max_context, float scale, cudaStream_t stream) {
   constexpr int kVec = Vec16<T>::kSize;
   if (head_dim <= 0 || head_dim > kMaxHeadDim || head_dim % kVec != 0 ||
       kThreads % (head_dim / kVec) != 0) {
@@ -138,8 +146,8 @@ cudaError_t Launch(const void* qkv, void* k, void* v, const int64_t* slots,
   }
   return kernel::LaunchOverlapped(kernel_function, grid, dim3(kThreads), shared, stream,
                                   static_cast<const T*>(qkv), static_cast<T*>(k),
-                                  static_cast<T*>(v), slots, positions, static_cast<T*>(out),
-                                  heads, head_dim, max_context, scale);
+                                  static_cast<T*>(v), slots, positions, positions_by_slot,
+                                  static_cast<T*>(out), heads, head_dim, max_context, scale);
 }
 
 }  // namespace
@@ -152,22 +160,15 @@ bool DecodeAttentionSupports(KernelDType dtype, int head_dim) {
 
 cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_cache,
                                   void* v_cache, const int64_t* slots,
-                                  const int64_t* positions, void* out, int batch, int heads,
-                                  int head_dim, int max_context, float scale,
-                                  cudaStream_t stream) {
+                                  const int64_t* positions, bool positions_by_slot, void* out,
+                                  int batch, int heads, int head_dim, int max_context,
+                                  float scale, cudaStream_t stream) {
   if (batch <= 0) return cudaErrorInvalidValue;
-  switch (dtype) {
-    case KernelDType::kFloat32:
-      return Launch<float>(qkv, k_cache, v_cache, slots, positions, out, batch, heads, head_dim,
-                           max_context, scale, stream);
-    case KernelDType::kFloat16:
-      return Launch<__half>(qkv, k_cache, v_cache, slots, positions, out, batch, heads,
-                            head_dim, max_context, scale, stream);
-    case KernelDType::kBFloat16:
-      return Launch<__nv_bfloat16>(qkv, k_cache, v_cache, slots, positions, out, batch, heads,
-                                   head_dim, max_context, scale, stream);
-  }
-  return cudaErrorInvalidValue;
+  return kernel::WithElementType(dtype, [&](auto type) {
+    return Launch<typename decltype(type)::type>(qkv, k_cache, v_cache, slots, positions,
+                                                 positions_by_slot, out, batch, heads, head_dim,
+                                                 max_context, scale, stream);
+  });
 }
 
 }  // namespace tandem

@@ -11,12 +11,15 @@
 namespace tandem {
 
 // qkv [B, 3, H, D] (the QKV projection of B decode rows); k_cache, v_cache
-// [S, H, L, D] on the same CUDA device and dtype; slots, positions [B] int64.
-// Appends each row's key and value at positions[b] of slot slots[b], then
-// returns [B, H, D]: attention of each row over positions [0, positions[b]]
-// of its slot.
+// [S, H, L, D] on the same CUDA device and dtype; slots [B] int64; positions
+// [B] int64, or per-slot [S] when `positions_by_slot`. Appends each row's key
+// and value at its position p of slot slots[b], then returns [B, H, D]:
+// attention of each row over positions [0, p] of its slot. `slots` and
+// `positions` must be written before the step's kernels (the kernel reads
+// them before waiting for the previous one).
 at::Tensor DecodeAttention(const at::Tensor& qkv, at::Tensor& k_cache, at::Tensor& v_cache,
-                           const at::Tensor& slots, const at::Tensor& positions, double scale);
+                           const at::Tensor& slots, const at::Tensor& positions,
+                           bool positions_by_slot, double scale);
 
 // Whether the attention kernel handles this dtype and head size.
 bool AttentionKernelSupports(at::ScalarType dtype, int64_t head_dim);
@@ -42,12 +45,18 @@ at::Tensor NormLinear(const at::Tensor& x, const FusedNorm& norm, const at::Tens
 void LinearAddResidual(const at::Tensor& x, const at::Tensor& weight_nk, const at::Tensor& bias,
                        at::Tensor& residual);
 
-// float32 [B, N] = float(T(x @ weight_nk^T)): the LM head's logits.
-at::Tensor LinearLogits(const at::Tensor& x, const at::Tensor& weight_nk);
+// [B, C] = T(layer_norm(x) * weight + bias), x [B, C], B <= kMaxFusedRows.
+at::Tensor LayerNorm(const at::Tensor& x, const FusedNorm& norm);
 
-// [B, C] = wte[tokens] + wpe[min(positions, max_position)].
-at::Tensor EmbedTokens(const at::Tensor& wte, const at::Tensor& wpe, const at::Tensor& tokens,
-                       const at::Tensor& positions, int64_t max_position);
+// float32 [B, N] = float(T(x @ weight_nk^T)): the LM head's logits.
+at::Tensor LmHeadLogits(const at::Tensor& x, const at::Tensor& weight_nk);
+
+// The step's input embeddings [B, C] = wte[tokens[r]] + wpe[min(positions[r],
+// max_position)], with r = b (tokens and positions are [B]), or r = slots[b]
+// when `slots` is defined (tokens and positions are per-slot state [S]).
+at::Tensor EmbedTokens(const at::Tensor& wte, const at::Tensor& wpe, const at::Tensor& slots,
+                       const at::Tensor& tokens, const at::Tensor& positions,
+                       int64_t max_position);
 
 // Greedy choice over logits [B, V] float32: tokens [B] int64 (first maximum)
 // and their log-probabilities [B] float32.

@@ -8,8 +8,26 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "core/cuda/decode_kernels.h"
+
 namespace tandem {
 namespace kernel {
+
+template <typename T>
+struct ElementType {
+  using type = T;
+};
+
+// Calls launch(ElementType<T>{}) with T the element type `dtype` names.
+template <typename Launch>
+cudaError_t WithElementType(KernelDType dtype, Launch&& launch) {
+  switch (dtype) {
+    case KernelDType::kFloat32: return launch(ElementType<float>{});
+    case KernelDType::kFloat16: return launch(ElementType<__half>{});
+    case KernelDType::kBFloat16: return launch(ElementType<__nv_bfloat16>{});
+  }
+  return cudaErrorInvalidValue;
+}
 
 __device__ __forceinline__ float ToFloat(float x) { return x; }
 __device__ __forceinline__ float ToFloat(__half x) { return __half2float(x); }
@@ -79,6 +97,12 @@ __device__ __forceinline__ float WarpMax(float v) {
     v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
   }
   return v;
+}
+
+// Asks L2 to fetch the 128-byte line holding p (a hint: no data moves into
+// registers, so it is safe on memory another kernel may still write).
+__device__ __forceinline__ void PrefetchL2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
 }
 
 // Programmatic dependent launch (Hopper): a kernel launched with

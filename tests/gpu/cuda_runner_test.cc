@@ -1,7 +1,7 @@
 // GPU tests of the fast path: the attention kernel against the reference
 // path, every engine mode against synchronous eager, slot reuse, and the
 // steady decode loop running without a host synchronization.
-#include <cstdlib>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <string>
@@ -17,22 +17,17 @@
 #include "core/gpt2_model.h"
 #include "core/model_loader.h"
 #include "tests/core/recording_sink.h"
+#include "tests/core/temp_dir.h"
 
 namespace tandem {
 namespace {
 
-class CheckpointDir {
+// A random float32 checkpoint of `config` in a temporary directory.
+class CheckpointDir : public TempDir {
  public:
-  explicit CheckpointDir(const Gpt2Config& config) {
-    char tmpl[] = "/tmp/tandem_gpu_XXXXXX";
-    path_ = mkdtemp(tmpl);
-    EXPECT_TRUE(WriteRandomCheckpoint(path_, config, 5, "float32").ok());
+  explicit CheckpointDir(const Gpt2Config& config) : TempDir("tandem_gpu_") {
+    EXPECT_TRUE(WriteRandomCheckpoint(path(), config, 5, "float32").ok());
   }
-  ~CheckpointDir() { std::system(("rm -rf " + path_).c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
 };
 
 Gpt2Config SmallConfig() {
@@ -81,8 +76,10 @@ TEST(DecodeKernelTest, MatchesTheGatherMatmulPathForEveryLength) {
 
 // The fused decode path (fused projections, attention kernel) against the
 // gather + matmul reference, for every batch size up to one past the fused
-// limit (that one takes the cuBLAS path), in every dtype; and the greedy
-// kernel against argmax and log_softmax.
+// limit (that one takes the cuBLAS path), in every dtype; the greedy kernels
+// (fused into the LM head up to the limit, separate above it) against argmax
+// and log_softmax; and DecodeSlots, which reads tokens and positions by slot,
+// against Decode.
 TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
   c10::InferenceMode inference_mode;
   const Gpt2Config config = SmallConfig();
@@ -124,6 +121,55 @@ TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
       EXPECT_TRUE(greedy.equal(a.argmax(-1))) << c10::toString(dtype) << " batch " << batch;
       const at::Tensor expected = at::log_softmax(a, -1).gather(1, greedy.unsqueeze(1)).squeeze(1);
       EXPECT_TRUE(at::allclose(logprobs, expected, 1e-5, 1e-4)) << c10::toString(dtype);
+
+      // The same rows, with tokens and positions read from per-slot state.
+      at::Tensor slot_tokens = at::full({slots_total}, -1, at::kLong);
+      at::Tensor slot_positions = at::full({slots_total}, -1, at::kLong);
+      for (int64_t b = 0; b < batch; ++b) {
+        slot_tokens[slots[b]] = tokens[b];
+        slot_positions[slots[b]] = positions[b];
+      }
+      const Gpt2Model::SlotDecode step = fused.DecodeSlots(
+          Ids(slots), slot_tokens.to(at::kCUDA), slot_positions.to(at::kCUDA), true, &cache_a);
+      EXPECT_TRUE(step.logits.equal(a)) << c10::toString(dtype) << " batch " << batch;
+      EXPECT_TRUE(step.tokens.equal(greedy)) << c10::toString(dtype) << " batch " << batch;
+      EXPECT_TRUE(at::allclose(step.logprobs, expected, 1e-5, 1e-4)) << c10::toString(dtype);
+    }
+  }
+}
+
+// The LM head and the greedy kernel on logits built to be hard: the maximum
+// tied between an early and a late column, then a NaN, which torch.argmax
+// takes as the maximum. With x = e_0 the logits are column 0 of the weight.
+TEST(DecodeKernelTest, GreedyTakesTheFirstMaximumOfTheLmHeadsLogits) {
+  c10::InferenceMode inference_mode;
+  const int64_t vocab = 50257, K = 8;
+  at::Tensor values = at::randn({vocab}, at::kFloat);
+  values[40000] = 9.0;
+  values[37] = 9.0;
+  at::Tensor weight = at::zeros({vocab, K}, at::kFloat);
+  weight.select(1, 0).copy_(values);
+  for (int64_t rows : {1, 3, kMaxFusedRows}) {
+    at::Tensor x = at::zeros({rows, K}, at::kFloat);
+    x.select(1, 0).fill_(1.0);
+    for (bool with_nan : {false, true}) {
+      at::Tensor w = weight.clone();
+      if (with_nan) w[12345][0] = NAN;
+      const at::Tensor logits = LmHeadLogits(x.to(at::kCUDA), w.to(at::kCUDA));
+      const at::Tensor expected_logits = w.select(1, 0).expand({rows, vocab});
+      EXPECT_TRUE(at::allclose(logits.cpu(), expected_logits, 0, 0, /*equal_nan=*/true));
+      const auto [tokens, logprobs] = GreedyTokens(logits);
+      const int64_t expected_token = with_nan ? 12345 : 37;
+      EXPECT_TRUE(tokens.cpu().eq(expected_token).all().item<bool>())
+          << "rows " << rows << " nan " << with_nan << ": " << tokens.cpu();
+      if (with_nan) {
+        EXPECT_TRUE(logprobs.cpu().isnan().all().item<bool>()) << logprobs.cpu();
+      } else {
+        const float expected = at::log_softmax(values, 0)[37].item<float>();
+        for (int64_t m = 0; m < rows; ++m) {
+          EXPECT_NEAR(logprobs.cpu()[m].item<float>(), expected, 1e-5);
+        }
+      }
     }
   }
 }
