@@ -9,7 +9,8 @@
 # Steps:
 #   test       ctest -L gpu (every GPU test)
 #   bench      tandem-bench, GPT-2 small bf16, N = 1 and 64, sync vs double-buffered graphs
-#   benchfull  tandem-bench, every mode and N = 1, 16, 64, 256, plus medium/large/xl at N = 1, 64
+#   benchfull  tandem-bench, every mode and N = 1, 16, 64, 256 (naive_dynamic up to 64),
+#              plus medium/large/xl at N = 1, 64
 #   idle       GPU idle from the server's /metrics: 16 streams x 256 tokens and 1 x 512
 #   parity     tests/parity/hf_parity.py (every size and dtype against transformers)
 #   tokenizer  tests/parity/hf_tokenizer.py (the corpus against GPT2TokenizerFast)
@@ -34,8 +35,13 @@ for step in "$@"; do
           --out="$OUT/bench.jsonl" > "$OUT/bench.txt" 2>&1
       table "$OUT/bench.txt" ;;
     benchfull)
-      $bin/tandem-bench --out="$OUT/bench.jsonl" > "$OUT/bench.txt" 2>&1
+      $bin/tandem-bench --modes=sync_eager,sync_graphs,double_buffered_eager,double_buffered_graphs \
+          --out="$OUT/bench.jsonl" > "$OUT/bench.txt" 2>&1
       table "$OUT/bench.txt"
+      # The growing cache copies every slot's K/V each step: N <= 64 keeps it to minutes.
+      $bin/tandem-bench --batch=1,16,64 --modes=naive_dynamic --out="$OUT/bench.jsonl" \
+          > "$OUT/bench-naive.txt" 2>&1
+      table "$OUT/bench-naive.txt" | grep -v "^model"
       for size in gpt2-medium gpt2-large gpt2-xl; do
         $bin/tandem-bench --size=$size --batch=1,64 --modes=sync_graphs,double_buffered_graphs \
             --out="$OUT/bench.jsonl" > "$OUT/bench-$size.txt" 2>&1
