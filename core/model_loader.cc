@@ -150,14 +150,18 @@ c10::DeviceIndex CudaIndex(const std::string& device) {
 }  // namespace
 #endif
 
-void StartDeviceMemoryMeasurement(const std::string& device) {
+int64_t StartDeviceMemoryMeasurement(const std::string& device) {
 #if TANDEM_WITH_CUDA
   if (absl::StartsWith(device, "cuda")) {
     c10::cuda::CUDACachingAllocator::emptyCache();
     c10::cuda::CUDACachingAllocator::resetPeakStats(CudaIndex(device));
+    return c10::cuda::CUDACachingAllocator::getDeviceStats(CudaIndex(device))
+        .reserved_bytes[0]
+        .current;
   }
 #endif
   (void)device;
+  return 0;
 }
 
 int64_t PeakDeviceMemory(const std::string& device) {
