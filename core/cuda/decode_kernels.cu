@@ -103,14 +103,11 @@ __global__ void EmbedTokensKernel(const T* __restrict__ wte, const T* __restrict
                                   const int64_t* __restrict__ positions, int64_t max_position,
                                   T* __restrict__ x, int channels) {
   kernel::AllowNextKernel();
-  // The step's inputs are written before its kernels: read them before
-  // waiting (x may still be in use by the previous kernel, so write after).
   const int b = blockIdx.x;
   const int64_t r = slots != nullptr ? slots[b] : b;
   const int64_t position = positions[r] < max_position ? positions[r] : max_position;
   const T* token_row = wte + tokens[r] * channels;
   const T* position_row = wpe + position * channels;
-  kernel::WaitForPreviousKernel();
   for (int c = threadIdx.x; c < channels; c += blockDim.x) {
     x[static_cast<size_t>(b) * channels + c] =
         FromFloat<T>(ToFloat(token_row[c]) + ToFloat(position_row[c]));
@@ -202,10 +199,12 @@ cudaError_t LaunchEmbedTokens(KernelDType dtype, const void* wte, const void* wp
   if (batch <= 0) return cudaErrorInvalidValue;
   return WithElementType(dtype, [&](auto type) {
     using T = typename decltype(type)::type;
-    return kernel::LaunchOverlapped(EmbedTokensKernel<T>, dim3(batch), dim3(256), 0, stream,
-                                    static_cast<const T*>(wte), static_cast<const T*>(wpe),
-                                    slots, tokens, positions, max_position, static_cast<T*>(x),
-                                    channels);
+    // A plain launch: the step's first kernel, it orders the step after all
+    // earlier work (prefills writing the slot state), so the step's later
+    // kernels may read their inputs before their wait.
+    return kernel::Launch(/*overlap=*/false, EmbedTokensKernel<T>, dim3(batch), dim3(256), 0,
+                          stream, static_cast<const T*>(wte), static_cast<const T*>(wpe), slots,
+                          tokens, positions, max_position, static_cast<T*>(x), channels);
   });
 }
 

@@ -27,9 +27,11 @@ inline constexpr int kMaxFusedRows = 8;
 //
 // Shapes: qkv [B, 3, H, D]; out [B, H, D]; k_cache, v_cache [S, H, L, D];
 // slots [B], positions [B] (or [S]) int64; D as DecodeAttentionSupports
-// allows. Needs L * 4 bytes of dynamic shared memory per block. The slot's
-// earlier K/V are prefetched into L2 before waiting for the previous kernel,
-// so `slots` and `positions` must not be written by the step's own kernels.
+// allows. Needs L * 4 bytes of dynamic shared memory per block. `slots` and
+// `positions` are read (and the slot's earlier K/V prefetched into L2) before
+// waiting for the previous kernel: they must be written before the step's
+// first kernel (see LaunchEmbedTokens), or before a plain launch that
+// precedes this one.
 cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_cache,
                                   void* v_cache, const int64_t* slots,
                                   const int64_t* positions, bool positions_by_slot, void* out,
@@ -76,7 +78,10 @@ cudaError_t LaunchLmHead(KernelDType dtype, const void* x, const void* weight, f
 // x[b, :] = T(wte[tokens[r], :] + wpe[min(positions[r], max_position), :])
 // with r = b, or r = slots[b] when `slots` is not null (tokens and positions
 // are then per-slot state [S]). wte [V, C], wpe [P, C], x [B, C]; slots [B]
-// int64.
+// int64. The first kernel of a fused step: launched without programmatic
+// serialization, it starts after all earlier work in the stream (and every
+// later kernel of the step after it), so the step's kernels may read the
+// step's inputs before waiting for their predecessor.
 cudaError_t LaunchEmbedTokens(KernelDType dtype, const void* wte, const void* wpe,
                               const int64_t* slots, const int64_t* tokens,
                               const int64_t* positions, int64_t max_position, void* x,

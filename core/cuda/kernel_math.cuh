@@ -107,9 +107,13 @@ __device__ __forceinline__ void PrefetchL2(const void* p) {
 
 // Programmatic dependent launch (Hopper): a kernel launched with
 // LaunchOverlapped may start while the previous kernel in the stream still
-// runs. Before WaitForPreviousKernel it may only read memory that no kernel
-// writes during a step (the weights); after it, everything the previous
-// kernels wrote is visible. AllowNextKernel lets the next kernel start early.
+// runs, and so may that one: before WaitForPreviousKernel nothing written by
+// the chain of overlapped kernels before it is guaranteed visible. So before
+// the wait a kernel reads only memory written before the step's first kernel,
+// which is launched plainly (see Launch) or starts a CUDA graph: the weights,
+// and the step's inputs (slot ids, per-slot state). After the wait,
+// everything earlier kernels wrote is visible. AllowNextKernel lets the next
+// kernel start early.
 __device__ __forceinline__ void WaitForPreviousKernel() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -122,10 +126,12 @@ __device__ __forceinline__ void AllowNextKernel() {
 }
 
 // Launches `kernel` with programmatic stream serialization allowed (see
-// above); works eagerly and under CUDA graph capture.
+// above) when `overlap`, else as a plain launch, which starts only after all
+// earlier work in the stream has finished and its writes are visible. Works
+// eagerly and under CUDA graph capture.
 template <typename... Params, typename... Args>
-cudaError_t LaunchOverlapped(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared,
-                             cudaStream_t stream, Args... args) {
+cudaError_t Launch(bool overlap, void (*kernel)(Params...), dim3 grid, dim3 block,
+                   size_t shared, cudaStream_t stream, Args... args) {
   cudaLaunchAttribute attribute[1];
   attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute[0].val.programmaticStreamSerializationAllowed = 1;
@@ -135,8 +141,14 @@ cudaError_t LaunchOverlapped(void (*kernel)(Params...), dim3 grid, dim3 block, s
   config.dynamicSmemBytes = shared;
   config.stream = stream;
   config.attrs = attribute;
-  config.numAttrs = 1;
+  config.numAttrs = overlap ? 1 : 0;
   return cudaLaunchKernelEx(&config, kernel, args...);
+}
+
+template <typename... Params, typename... Args>
+cudaError_t LaunchOverlapped(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared,
+                             cudaStream_t stream, Args... args) {
+  return Launch(true, kernel, grid, block, shared, stream, args...);
 }
 
 }  // namespace kernel

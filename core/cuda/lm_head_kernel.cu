@@ -59,10 +59,11 @@ LmHeadKernel(const T* __restrict__ x, const T* __restrict__ weight, float* __res
 template <typename T>
 cudaError_t LaunchLmHeadRows(const void* x, const void* weight, float* logits, int rows, int K,
                              int N, cudaStream_t stream) {
-#define TANDEM_LM_HEAD(R)                                                                    \
-  return kernel::LaunchOverlapped(LmHeadKernel<T, R>, dim3((N + kLinearWarps - 1) / kLinearWarps), \
-                                  dim3(kLinearWarps * 32), 0, stream, static_cast<const T*>(x),  \
-                                  static_cast<const T*>(weight), logits, rows, K, N)
+  const dim3 grid((N + kLinearWarps - 1) / kLinearWarps);
+#define TANDEM_LM_HEAD(R)                                                                     \
+  return kernel::LaunchOverlapped(LmHeadKernel<T, R>, grid, dim3(kLinearWarps * 32), 0, stream, \
+                                  static_cast<const T*>(x), static_cast<const T*>(weight),      \
+                                  logits, rows, K, N)
   if (rows <= 1) TANDEM_LM_HEAD(1);
   if (rows <= 2) TANDEM_LM_HEAD(2);
   if (rows <= 4) TANDEM_LM_HEAD(4);
