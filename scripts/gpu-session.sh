@@ -11,6 +11,7 @@
 #   bench      tandem-bench, GPT-2 small bf16, N = 1 and 64, sync vs double-buffered graphs
 #   benchfull  tandem-bench, every mode and N = 1, 16, 64, 256 (naive_dynamic up to 64),
 #              plus medium/large/xl at N = 1, 64
+#   hf         transformers generate() on the bench's GPT-2 small checkpoint, N = 1, 64 (run bench first)
 #   idle       GPU idle from the server's /metrics: 16 streams x 256 tokens and 1 x 512
 #   parity     tests/parity/hf_parity.py (every size and dtype against transformers)
 #   tokenizer  tests/parity/hf_tokenizer.py (the corpus against GPT2TokenizerFast)
@@ -47,6 +48,10 @@ for step in "$@"; do
             --out="$OUT/bench.jsonl" > "$OUT/bench-$size.txt" 2>&1
         table "$OUT/bench-$size.txt" | grep -v "^model"
       done ;;
+    hf)
+      python3 tests/bench/hf_generate.py --model /tmp/tandem-bench-gpt2 --batch 1,64 \
+          --out "$OUT/hf.jsonl" > "$OUT/hf.txt" 2>&1
+      grep -vE "^(W|I)[0-9]|Warning|warn" "$OUT/hf.txt" | tail -6 ;;
     idle)
       bash tests/bench/idle_from_metrics.sh build-gpu 16 256 2>&1 | tail -2 | tee "$OUT/idle-n16.txt"
       bash tests/bench/idle_from_metrics.sh build-gpu 1 512 2>&1 | tail -2 | tee "$OUT/idle-n1.txt" ;;
