@@ -52,8 +52,9 @@ enum class LinearEpilogue {
 // where x' = T(layer_norm(x) * norm_weight + norm_bias) (the LayerNorm that
 // precedes the projection, fused; eps as given) for kBias and kBiasGelu, and
 // x' = x for kBiasResidual, whose norm pointers are null. Rounding to T
-// happens where ATen's unfused ops round, so the result matches layer_norm +
-// addmm (+ gelu, + add) up to summation order. x [rows, K]; weight [N, K]
+// happens where ATen rounds on the CUDA reference path (layer_norm, addmm, or
+// cuBLASLt's addmm with its GELU epilogue, which applies GELU before
+// rounding; + add), so results match it up to summation order. x [rows, K]; weight [N, K]
 // (each output's weights contiguous: the transpose of GPT-2's Conv1D [K, N]
 // layout); bias [N]; out [rows, N]. rows in [1, kMaxFusedRows]; K * element
 // size and every pointer aligned to 16 bytes.
@@ -110,7 +111,10 @@ struct SlotStatePointers {
 // After a decode step sampled tokens[b] for slot slots[b] (b < batch):
 // stops[b] = tokens[b] is EOS (unless ignore_eos) or a stop id, or the
 // sequence's budget is spent (remaining <= 1); then the slot's next token,
-// position, RNG offset and remaining budget advance by one step.
+// position, RNG offset and remaining budget advance by one step. `slots` and
+// the slot state (remaining, ignore_eos) are read before waiting for the
+// previous kernel: no kernel of the step before this one may write them (see
+// LaunchEmbedTokens).
 cudaError_t LaunchAdvanceSlots(const SlotStatePointers& state, const int64_t* slots,
                                const int64_t* tokens, int batch, bool* stops,
                                cudaStream_t stream);

@@ -76,10 +76,9 @@ TEST(DecodeKernelTest, MatchesTheGatherMatmulPathForEveryLength) {
 
 // The fused decode path (fused projections, attention kernel) against the
 // gather + matmul reference, for every batch size up to one past the fused
-// limit (that one takes the cuBLAS path), in every dtype; the greedy kernels
-// (fused into the LM head up to the limit, separate above it) against argmax
-// and log_softmax; and DecodeSlots, which reads tokens and positions by slot,
-// against Decode.
+// limit (that one takes the cuBLAS path), in every dtype; the greedy kernel
+// against argmax and log_softmax; and DecodeSlots, which reads tokens and
+// positions by slot, against Decode.
 TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
   c10::InferenceMode inference_mode;
   const Gpt2Config config = SmallConfig();
