@@ -37,9 +37,12 @@ ABSL_FLAG(std::string, device, "auto", "cpu, cuda");
 ABSL_FLAG(std::string, dtype, "bfloat16", "float32, float16, bfloat16");
 ABSL_FLAG(std::vector<std::string>, batch, std::vector<std::string>({"1", "16", "64", "256"}),
           "concurrent sequences");
+// Every engine mode the bench knows; the default runs them all.
+constexpr const char* kModes[] = {"sync_eager", "sync_graphs", "double_buffered_eager",
+                                  "double_buffered_graphs", "naive_dynamic"};
+
 ABSL_FLAG(std::vector<std::string>, modes,
-          std::vector<std::string>({"sync_eager", "sync_graphs", "double_buffered_eager",
-                                    "double_buffered_graphs", "naive_dynamic"}),
+          std::vector<std::string>(std::begin(kModes), std::end(kModes)),
           "engine modes: {sync,double_buffered}_{eager,graphs}, or naive_dynamic (a KV cache "
           "grown by concatenation, eager, a host read every step: --kv_cache=dynamic)");
 ABSL_FLAG(int32_t, prompt_tokens, 64, "prompt length");
@@ -99,8 +102,6 @@ struct Result {
 
 absl::StatusOr<Result> RunOne(const std::string& model_dir, const std::string& mode,
                               int batch) {
-  static const char* const kModes[] = {"sync_eager", "sync_graphs", "double_buffered_eager",
-                                       "double_buffered_graphs", "naive_dynamic"};
   if (std::find(std::begin(kModes), std::end(kModes), mode) == std::end(kModes)) {
     return absl::InvalidArgumentError(absl::StrCat("unknown mode ", mode));
   }
