@@ -26,15 +26,21 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
-#include "core/engine.h"
-#include "core/logging.h"
-#include "core/model_loader.h"
+#include "core/engine/engine.h"
+#include "core/base/logging.h"
+#include "core/model/model_loader.h"
+#include "core/model/model_options.h"
+#include "core/model/random_checkpoint.h"
+#include "core/model/torch_runtime.h"
 
-ABSL_FLAG(std::string, model, "", "checkpoint directory (empty: write a random one of --size)");
-ABSL_FLAG(std::string, size, "gpt2", "GPT-2 size for the random checkpoint");
-ABSL_FLAG(std::string, workdir, "/tmp/tandem-bench", "where random checkpoints are written");
-ABSL_FLAG(std::string, device, "auto", "cpu, cuda");
-ABSL_FLAG(std::string, dtype, "bfloat16", "float32, float16, bfloat16");
+ABSL_FLAG(std::string, model, "",
+          "checkpoint directory (empty: write a random one of --arch and --size)");
+ABSL_FLAG(std::string, arch, "", "architecture of the random checkpoint (empty: the default)");
+ABSL_FLAG(std::string, size, "", "size of the random checkpoint (empty: the default)");
+ABSL_FLAG(std::string, workdir, "/tmp/tandem-bench",
+          "random checkpoints are written to WORKDIR-SIZE");
+ABSL_FLAG(tandem::DeviceSpec, device, tandem::DeviceSpec(), "cpu, cuda, cuda:N or auto");
+ABSL_FLAG(tandem::DType, dtype, tandem::DType::kBFloat16, "float32, float16, bfloat16");
 ABSL_FLAG(std::vector<std::string>, batch, std::vector<std::string>({"1", "16", "64", "256"}),
           "concurrent sequences");
 // Every engine mode the bench knows; the default runs them all.
@@ -114,7 +120,7 @@ absl::StatusOr<Result> RunOne(const std::string& model_dir, const std::string& m
   const int generate = absl::GetFlag(FLAGS_new_tokens);
   options.max_context = prompt + generate + 1;
   options.cuda_graphs = absl::StrContains(mode, "graphs");
-  if (mode == "naive_dynamic") options.kv_cache = "dynamic";
+  if (mode == "naive_dynamic") options.kv_cache = KvCacheMode::kDynamic;
   // What LibTorch still holds from earlier modes (e.g. cuBLAS workspaces of
   // their streams) is not this mode's: measured before loading, subtracted.
   // The first mode's device has no allocator yet, and nothing held.
@@ -130,7 +136,8 @@ absl::StatusOr<Result> RunOne(const std::string& model_dir, const std::string& m
   StartDeviceMemoryMeasurement(device);
   BenchObserver observer;
   EngineOptions engine_options;
-  engine_options.pipelined = absl::StartsWith(mode, "double_buffered");
+  engine_options.pipeline = absl::StartsWith(mode, "double_buffered") ? Pipeline::kDoubleBuffered
+                                                                       : Pipeline::kSync;
   engine_options.max_queue = batch + 1;
   Engine engine(engine_options, std::move(loaded->runner), loaded->tokenizer.get(), &observer);
 
@@ -185,15 +192,13 @@ int Main() {
   std::string model_dir = absl::GetFlag(FLAGS_model);
   std::string model_name = model_dir;
   if (model_dir.empty()) {
-    absl::StatusOr<Gpt2Config> config = Gpt2Config::Preset(absl::GetFlag(FLAGS_size));
-    if (!config.ok()) {
-      LogError(config.status().ToString());
-      return 2;
-    }
-    model_name = absl::GetFlag(FLAGS_size);
+    RandomCheckpointOptions checkpoint;
+    checkpoint.architecture = absl::GetFlag(FLAGS_arch);
+    checkpoint.preset = absl::GetFlag(FLAGS_size);
+    checkpoint.dtype = absl::GetFlag(FLAGS_dtype);
+    model_name = ResolvedPreset(checkpoint);
     model_dir = absl::StrCat(absl::GetFlag(FLAGS_workdir), "-", model_name);
-    const absl::Status written =
-        WriteRandomCheckpoint(model_dir, *config, 1, absl::GetFlag(FLAGS_dtype));
+    const absl::Status written = WriteRandomCheckpoint(model_dir, checkpoint);
     if (!written.ok()) {
       LogError(written.ToString());
       return 1;
@@ -229,7 +234,8 @@ int Main() {
                             {"gpu_busy_us_per_step", r->busy_us},
                             {"host_wait_us_per_step", r->host_wait_us},
                             {"ttft_ms", r->ttft_ms}, {"memory_bytes", r->memory_bytes},
-                            {"steps", r->steps}, {"dtype", absl::GetFlag(FLAGS_dtype)},
+                            {"steps", r->steps},
+                            {"dtype", AbslUnparseFlag(absl::GetFlag(FLAGS_dtype))},
                             {"prompt_tokens", absl::GetFlag(FLAGS_prompt_tokens)},
                             {"new_tokens", absl::GetFlag(FLAGS_new_tokens)}};
         std::fprintf(json_out, "%s\n", j.dump().c_str());
@@ -246,7 +252,7 @@ int Main() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "Benchmarks the engine: tandem-bench [--size=gpt2|--model=DIR] [--batch=1,16,64,256] "
+      "Benchmarks the engine: tandem-bench [--arch=A --size=S|--model=DIR] [--batch=1,16,64,256] "
       "[--modes=...] [--out=results.jsonl]");
   absl::ParseCommandLine(argc, argv);
   return tandem::Main();

@@ -1,5 +1,5 @@
 // tandem-cli: talks to tandem-server (generate, tokenize, detokenize, info)
-// and writes random GPT-2 checkpoints (make-model).
+// and writes random checkpoints of any supported family (make-model).
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -16,8 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
-#include "core/gpt2_config.h"
-#include "core/model_loader.h"
+#include "core/model/random_checkpoint.h"
 #include "tandem/v1/generation.grpc.pb.h"
 
 ABSL_FLAG(std::string, server, "localhost:50051", "tandem-server address (host:port)");
@@ -32,19 +31,22 @@ ABSL_FLAG(double, min_p, 0.0, "drop tokens below min_p x the top probability");
 ABSL_FLAG(std::string, seed, "", "seed of the request's random stream (empty: random)");
 ABSL_FLAG(std::vector<std::string>, stop, {}, "stop strings, comma-separated");
 ABSL_FLAG(std::vector<std::string>, stop_token_ids, {}, "stop token ids, comma-separated");
-ABSL_FLAG(bool, ignore_eos, false, "keep generating past <|endoftext|>");
+ABSL_FLAG(bool, ignore_eos, false, "keep generating past the model's end-of-sequence tokens");
 ABSL_FLAG(bool, ids, false, "the prompt is comma-separated token ids, not text");
 ABSL_FLAG(bool, logprobs, false, "print each token's id and log-probability");
 ABSL_FLAG(std::string, request_id, "", "request id echoed by the server");
 // make-model
 ABSL_FLAG(std::string, out, "", "make-model: output directory");
-ABSL_FLAG(std::string, size, "gpt2", "make-model: gpt2, gpt2-medium, gpt2-large, gpt2-xl or tiny");
-ABSL_FLAG(int32_t, n_layer, 0, "make-model: override the number of layers");
-ABSL_FLAG(int32_t, n_embd, 0, "make-model: override the hidden size");
-ABSL_FLAG(int32_t, n_head, 0, "make-model: override the number of heads");
-ABSL_FLAG(int32_t, n_positions, 0, "make-model: override the context length");
+ABSL_FLAG(std::string, arch, "",
+          "make-model: the architecture (config.json's model_type; empty: the default)");
+ABSL_FLAG(std::string, size, "", "make-model: a size of that architecture (empty: its default)");
+ABSL_FLAG(int32_t, layers, 0, "make-model: override the number of layers");
+ABSL_FLAG(int32_t, hidden, 0, "make-model: override the hidden size");
+ABSL_FLAG(int32_t, heads, 0, "make-model: override the number of attention heads");
+ABSL_FLAG(int32_t, context, 0, "make-model: override the maximum positions");
 ABSL_FLAG(int32_t, vocab_size, 0, "make-model: override the vocabulary size (tests)");
-ABSL_FLAG(std::string, dtype, "float32", "make-model: float32, float16 or bfloat16");
+ABSL_FLAG(tandem::DType, dtype, tandem::DType::kFloat32,
+          "make-model: how the weights are stored: float32, float16 or bfloat16");
 ABSL_FLAG(uint64_t, weights_seed, 20241129, "make-model: seed of the random weights");
 
 namespace tandem {
@@ -192,28 +194,22 @@ int MakeModel() {
     std::cerr << "error: make-model needs --out=DIR\n";
     return 2;
   }
-  absl::StatusOr<Gpt2Config> config = Gpt2Config::Preset(absl::GetFlag(FLAGS_size));
-  if (!config.ok()) {
-    std::cerr << "error: " << config.status().message() << "\n";
-    return 2;
-  }
-  if (int v = absl::GetFlag(FLAGS_n_layer); v > 0) config->n_layer = v;
-  if (int v = absl::GetFlag(FLAGS_n_embd); v > 0) config->n_embd = v;
-  if (int v = absl::GetFlag(FLAGS_n_head); v > 0) config->n_head = v;
-  if (int v = absl::GetFlag(FLAGS_n_positions); v > 0) config->n_positions = v;
-  if (int v = absl::GetFlag(FLAGS_vocab_size); v > 0) {
-    config->vocab_size = v;
-    config->bos_token_id = config->eos_token_id = v - 1;
-  }
-  const absl::Status written = WriteRandomCheckpoint(
-      out, *config, absl::GetFlag(FLAGS_weights_seed), absl::GetFlag(FLAGS_dtype));
+  RandomCheckpointOptions options;
+  options.architecture = absl::GetFlag(FLAGS_arch);
+  options.preset = absl::GetFlag(FLAGS_size);
+  options.overrides.num_layers = absl::GetFlag(FLAGS_layers);
+  options.overrides.hidden_size = absl::GetFlag(FLAGS_hidden);
+  options.overrides.num_heads = absl::GetFlag(FLAGS_heads);
+  options.overrides.max_positions = absl::GetFlag(FLAGS_context);
+  options.overrides.vocab_size = absl::GetFlag(FLAGS_vocab_size);
+  options.seed = absl::GetFlag(FLAGS_weights_seed);
+  options.dtype = absl::GetFlag(FLAGS_dtype);
+  const absl::Status written = WriteRandomCheckpoint(out, options);
   if (!written.ok()) {
     std::cerr << "error: " << written.message() << "\n";
     return 1;
   }
-  std::cout << "wrote " << out << " (" << config->n_layer << " layers, hidden "
-            << config->n_embd << ", " << config->n_head << " heads, context "
-            << config->n_positions << ")\n";
+  std::cout << "wrote " << out << " (" << ResolvedPreset(options) << " with random weights)\n";
   return 0;
 }
 
@@ -221,14 +217,15 @@ int MakeModel() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  absl::SetProgramUsageMessage(absl::StrCat(
       "Tandem's command-line client.\n"
       "  tandem-cli generate \"PROMPT\" [--max_tokens=N --temperature=T --seed=S --stop=a,b ...]\n"
       "  tandem-cli tokenize \"TEXT\"\n"
       "  tandem-cli detokenize \"ID ID ...\"\n"
       "  tandem-cli info\n"
-      "  tandem-cli make-model --out=DIR [--size=gpt2|gpt2-medium|gpt2-large|gpt2-xl|tiny]\n"
-      "All commands but make-model talk to --server.");
+      "  tandem-cli make-model --out=DIR [--arch=A --size=S --dtype=T]\n"
+      "All commands but make-model talk to --server. Architectures and sizes:\n  ",
+      absl::StrJoin(tandem::DescribeArchitectures(), "\n  ")));
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   const std::string command = args.size() > 1 ? args[1] : "";
   const std::string operand = args.size() > 2 ? args[2] : "";

@@ -131,7 +131,7 @@ class GenerateReactor::Stream : public TokenSink {
   grpc::Status final_status_ ABSL_GUARDED_BY(mu_) = grpc::Status::OK;
 };
 
-GenerateReactor::GenerateReactor(Engine* engine, const Gpt2Tokenizer* tokenizer,
+GenerateReactor::GenerateReactor(Engine* engine, const Tokenizer* tokenizer,
                                  ServerMetrics* metrics,
                                  const v1::GenerateRequest* request,
                                  absl::Time deadline)

@@ -9,9 +9,9 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/synchronization/mutex.h"
-#include "core/engine.h"
-#include "core/gpt2_tokenizer.h"
-#include "core/token_sink.h"
+#include "core/engine/engine.h"
+#include "core/text/tokenizer.h"
+#include "core/engine/token_sink.h"
 #include "server/server_metrics.h"
 #include "tandem/v1/generation.grpc.pb.h"
 
@@ -31,7 +31,7 @@ class GenerateReactor : public grpc::ServerWriteReactor<v1::GenerateResponse> {
   // Validates and submits the request; finishes at once on error.
   // `deadline` is the call's deadline (absl::InfiniteFuture() for none).
   // `metrics` may be null; it counts requests refused before queueing.
-  GenerateReactor(Engine* engine, const Gpt2Tokenizer* tokenizer,
+  GenerateReactor(Engine* engine, const Tokenizer* tokenizer,
                   ServerMetrics* metrics, const v1::GenerateRequest* request,
                   absl::Time deadline);
 

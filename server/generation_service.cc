@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "core/incremental_detokenizer.h"
+#include "core/text/incremental_detokenizer.h"
 #include "server/generate_reactor.h"
 
 namespace tandem {
@@ -20,7 +20,7 @@ absl::Time DeadlineOf(const grpc::CallbackServerContext& context) {
 }
 
 // Text of `ids` as valid UTF-8 (undecodable bytes become U+FFFD).
-std::string SafeText(const Gpt2Tokenizer& tokenizer, absl::Span<const int32_t> ids) {
+std::string SafeText(const Tokenizer& tokenizer, absl::Span<const int32_t> ids) {
   IncrementalDetokenizer detokenizer(&tokenizer);
   std::string text;
   for (int32_t id : ids) text += detokenizer.Append(id);
@@ -36,7 +36,7 @@ grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context,
 
 }  // namespace
 
-GenerationService::GenerationService(Engine* engine, const Gpt2Tokenizer* tokenizer,
+GenerationService::GenerationService(Engine* engine, const Tokenizer* tokenizer,
                                      ServerMetrics* metrics, int32_t max_queue)
     : engine_(engine), tokenizer_(tokenizer), metrics_(metrics), max_queue_(max_queue) {}
 
@@ -84,7 +84,8 @@ grpc::ServerUnaryReactor* GenerationService::GetModelInfo(
   response->set_kv_slots(model.num_slots);
   response->set_dtype(model.dtype);
   response->set_device(model.device);
-  response->set_eos_token_id(tokenizer_->eos_token_id());
+  response->set_eos_token_id(model.eos_token_ids.empty() ? -1 : model.eos_token_ids.front());
+  for (int32_t id : model.eos_token_ids) response->add_eos_token_ids(id);
   response->set_num_layers(model.num_layers);
   response->set_hidden_size(model.hidden_size);
   response->set_num_heads(model.num_heads);

@@ -4,8 +4,8 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "core/engine.h"
-#include "core/gpt2_tokenizer.h"
+#include "core/engine/engine.h"
+#include "core/text/tokenizer.h"
 #include "server/server_metrics.h"
 #include "tandem/v1/generation.grpc.pb.h"
 
@@ -17,7 +17,7 @@ namespace tandem {
 class GenerationService final : public v1::Generation::CallbackService {
  public:
   // `metrics` may be null.
-  GenerationService(Engine* engine, const Gpt2Tokenizer* tokenizer,
+  GenerationService(Engine* engine, const Tokenizer* tokenizer,
                     ServerMetrics* metrics, int32_t max_queue);
 
   grpc::ServerWriteReactor<v1::GenerateResponse>* Generate(
@@ -35,7 +35,7 @@ class GenerationService final : public v1::Generation::CallbackService {
 
  private:
   Engine* engine_;
-  const Gpt2Tokenizer* tokenizer_;
+  const Tokenizer* tokenizer_;
   ServerMetrics* metrics_;
   const int32_t max_queue_;
 };

@@ -5,7 +5,7 @@
 namespace tandem {
 
 absl::StatusOr<GenerationRequest> ToGenerationRequest(
-    const v1::GenerateRequest& proto, const Gpt2Tokenizer& tokenizer) {
+    const v1::GenerateRequest& proto, const Tokenizer& tokenizer) {
   const bool has_text = proto.has_prompt();
   const bool has_ids = proto.prompt_token_ids_size() > 0;
   if (has_text && has_ids) {

@@ -7,9 +7,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "core/generation_request.h"
-#include "core/gpt2_tokenizer.h"
-#include "core/token_sink.h"
+#include "core/engine/generation_request.h"
+#include "core/text/tokenizer.h"
+#include "core/engine/token_sink.h"
 #include "tandem/v1/generation.pb.h"
 
 namespace tandem {
@@ -19,7 +19,7 @@ namespace tandem {
 // prompt. Limits (vocabulary, context, sampling ranges) are checked later
 // by the engine. Picks a random seed when the request has none.
 absl::StatusOr<GenerationRequest> ToGenerationRequest(
-    const v1::GenerateRequest& proto, const Gpt2Tokenizer& tokenizer);
+    const v1::GenerateRequest& proto, const Tokenizer& tokenizer);
 
 v1::FinishReason ToProto(FinishReason reason);
 // Fills the last response of a stream from the engine's summary.

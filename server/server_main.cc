@@ -1,4 +1,4 @@
-// tandem-server: serves a GPT-2 model over gRPC.
+// tandem-server: serves a language model over gRPC.
 #include <pthread.h>
 #include <signal.h>
 
@@ -15,9 +15,11 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "core/engine.h"
-#include "core/logging.h"
-#include "core/model_loader.h"
+#include "core/engine/engine.h"
+#include "core/base/logging.h"
+#include "core/model/model_loader.h"
+#include "core/model/model_options.h"
+#include "core/model/torch_runtime.h"
 #include "server/generation_service.h"
 #include "server/http/metrics_http_server.h"
 #include "server/server_metrics.h"
@@ -27,9 +29,9 @@ ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9400",
           "host:port for HTTP /metrics, /healthz and /readyz; empty disables it");
 ABSL_FLAG(std::string, model, "",
-          "Hugging Face GPT-2 checkpoint directory (config.json, model.safetensors, "
-          "vocab.json, merges.txt). Empty: the embedded GPT-2 small with random "
-          "weights and the real GPT-2 tokenizer");
+          "Hugging Face checkpoint directory (config.json, whose model_type names the "
+          "family, model.safetensors and the tokenizer's files). Empty: the embedded "
+          "default model, random weights with a real tokenizer");
 ABSL_FLAG(uint64_t, seed, 20241129, "seed of the embedded model's random weights");
 ABSL_FLAG(int32_t, max_slots, 0,
           "KV slots = sequences generated at once (0: 8 on the CPU, 64 on a GPU)");
@@ -40,14 +42,15 @@ ABSL_FLAG(int32_t, max_queue, 256,
 ABSL_FLAG(int32_t, max_prefill_tokens, 2048,
           "prompt tokens prefilled per engine step (bounds the stall a burst of "
           "long prompts causes to running streams)");
-ABSL_FLAG(std::string, dtype, "auto",
+ABSL_FLAG(tandem::DType, dtype, tandem::DType::kAuto,
           "float32, float16 or bfloat16 (auto: float32 on the CPU, bfloat16 on a GPU)");
-ABSL_FLAG(std::string, device, "auto", "cpu, cuda or cuda:N (auto: cuda when present)");
-ABSL_FLAG(std::string, pipeline, "double_buffered",
+ABSL_FLAG(tandem::DeviceSpec, device, tandem::DeviceSpec(),
+          "cpu, cuda or cuda:N (auto: cuda when present)");
+ABSL_FLAG(tandem::Pipeline, pipeline, tandem::Pipeline::kDoubleBuffered,
           "double_buffered: launch step i+1 before reading step i's tokens (CUDA); "
           "sync: wait for every step before launching the next");
 ABSL_FLAG(bool, cuda_graphs, true, "CUDA: replay each decode step as one captured graph");
-ABSL_FLAG(std::string, kv_cache, "static",
+ABSL_FLAG(tandem::KvCacheMode, kv_cache, tandem::KvCacheMode::kStatic,
           "static: KV slots allocated once; dynamic: the naive baseline, a cache grown by "
           "concatenation every step, eager and synchronous (for comparisons)");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
@@ -100,11 +103,6 @@ int Serve() {
   model_options.device = absl::GetFlag(FLAGS_device);
   model_options.cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs);
   model_options.kv_cache = absl::GetFlag(FLAGS_kv_cache);
-  const std::string pipeline = absl::GetFlag(FLAGS_pipeline);
-  if (pipeline != "sync" && pipeline != "double_buffered") {
-    LogError("--pipeline=", pipeline, ": expected sync or double_buffered");
-    return 1;
-  }
   absl::StatusOr<LoadedModel> loaded = LoadModel(model_options);
   if (!loaded.ok()) {
     LogError("cannot load the model: ", loaded.status().ToString());
@@ -120,7 +118,7 @@ int Serve() {
   EngineOptions engine_options;
   engine_options.max_queue = max_queue;
   engine_options.max_prefill_tokens_per_step = absl::GetFlag(FLAGS_max_prefill_tokens);
-  engine_options.pipelined = pipeline == "double_buffered";
+  engine_options.pipeline = absl::GetFlag(FLAGS_pipeline);
   Engine engine(engine_options, std::move(loaded->runner), loaded->tokenizer.get(),
                 &metrics);
   LogInfo("engine: ", model.runner, ", ",
@@ -165,7 +163,7 @@ int Serve() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "Serves a GPT-2 model over gRPC (tandem.v1.Generation).\n"
+      "Serves a language model over gRPC (tandem.v1.Generation).\n"
       "Usage: tandem-server [--model=DIR] [--listen=HOST:PORT] [flags]");
   absl::ParseCommandLine(argc, argv);
   return tandem::Serve();

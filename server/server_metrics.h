@@ -6,8 +6,8 @@
 #include <array>
 #include <string>
 
-#include "core/engine_observer.h"
-#include "core/finish_reason.h"
+#include "core/engine/engine_observer.h"
+#include "core/engine/finish_reason.h"
 #include "server/metrics/counter.h"
 #include "server/metrics/gauge.h"
 #include "server/metrics/histogram.h"

@@ -9,7 +9,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
-#include "core/token_sink.h"
+#include "core/engine/token_sink.h"
 
 namespace tandem {
 

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/gpt2_tokenizer.h"
+#include "core/text/gpt2_tokenizer.h"
 
 namespace tandem {
 

@@ -12,10 +12,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/cuda/decode_ops.h"
-#include "core/engine.h"
-#include "core/gpt2_model.h"
-#include "core/model_loader.h"
+#include "core/engine/engine.h"
+#include "core/model/cuda/decode_kernels.h"
+#include "core/model/cuda/decode_ops.h"
+#include "core/model/cuda/gpt2_fused_decoder.h"
+#include "core/model/gpt2/gpt2_family.h"
+#include "core/model/gpt2/gpt2_model.h"
+#include "core/model/model_loader.h"
 #include "tests/core/recording_sink.h"
 #include "tests/core/temp_dir.h"
 
@@ -26,7 +29,7 @@ namespace {
 class CheckpointDir : public TempDir {
  public:
   explicit CheckpointDir(const Gpt2Config& config) : TempDir("tandem_gpu_") {
-    EXPECT_TRUE(WriteRandomCheckpoint(path(), config, 5, "float32").ok());
+    EXPECT_TRUE(WriteRandomGpt2Checkpoint(path(), config, 5, at::kFloat).ok());
   }
 };
 
@@ -43,18 +46,20 @@ at::Tensor Ids(std::vector<int64_t> ids) {
   return at::tensor(ids, at::kLong).to(at::kCUDA);
 }
 
+KvCacheShape Shape(const Gpt2Config& config, int64_t slots) {
+  return {config.n_layer, slots, config.n_head, 256, config.head_dim()};
+}
+
 TEST(DecodeKernelTest, MatchesTheGatherMatmulPathForEveryLength) {
   c10::InferenceMode inference_mode;
   const Gpt2Config config = SmallConfig();
   for (at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
     const Gpt2Weights weights = Gpt2Weights::Random(config, 3).To(dtype, at::kCUDA);
-    Gpt2Model with_kernel(config, weights), reference(config, weights);
-    reference.set_use_decode_kernel(false);
+    Gpt2FusedDecoder with_kernel(config, weights);
+    Gpt2Model reference(config, weights);  // gather + matmul attention
     const auto options = at::TensorOptions().dtype(dtype).device(at::kCUDA);
-    KvCache cache_a(config.n_layer, 4, config.n_head, 256, 64, options);
-    KvCache cache_b(config.n_layer, 4, config.n_head, 256, 64, options);
-    ASSERT_TRUE(with_kernel.UsesDecodeKernel(cache_a));
-    ASSERT_FALSE(reference.UsesDecodeKernel(cache_b));
+    KvCache cache_a(Shape(config, 4), options);
+    KvCache cache_b(Shape(config, 4), options);
     // Slots at lengths 1, 37, 200 and 255 (the last position of the context).
     const std::vector<int64_t> lengths = {1, 37, 200, 255};
     std::vector<int64_t> slots, tokens, positions;
@@ -85,11 +90,11 @@ TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
   const int64_t slots_total = kMaxFusedRows + 1;
   for (at::ScalarType dtype : {at::kFloat, at::kHalf, at::kBFloat16}) {
     const Gpt2Weights weights = Gpt2Weights::Random(config, 11).To(dtype, at::kCUDA);
-    Gpt2Model fused(config, weights), reference(config, weights);
-    reference.set_use_decode_kernel(false);
+    Gpt2FusedDecoder fused(config, weights);
+    Gpt2Model reference(config, weights);
     const auto options = at::TensorOptions().dtype(dtype).device(at::kCUDA);
-    KvCache cache_a(config.n_layer, slots_total, config.n_head, 256, 64, options);
-    KvCache cache_b(config.n_layer, slots_total, config.n_head, 256, 64, options);
+    KvCache cache_a(Shape(config, slots_total), options);
+    KvCache cache_b(Shape(config, slots_total), options);
     std::vector<int64_t> lengths;
     for (int64_t s = 0; s < slots_total; ++s) {
       lengths.push_back(1 + (37 * s + 11) % 254);
@@ -98,8 +103,7 @@ TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
       reference.Prefill(s, prompt, &cache_b);
     }
     for (int64_t batch = 1; batch <= slots_total; ++batch) {
-      EXPECT_EQ(fused.UsesFusedDecode(batch, cache_a), batch <= kMaxFusedRows);
-      EXPECT_FALSE(reference.UsesFusedDecode(batch, cache_b));
+      EXPECT_EQ(fused.UsesFusedDecode(batch), batch <= kMaxFusedRows);
       std::vector<int64_t> slots, tokens, positions;
       for (int64_t b = 0; b < batch; ++b) {
         const int64_t slot = slots_total - 1 - b;  // rows and slots in different orders
@@ -128,7 +132,7 @@ TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
         slot_tokens[slots[b]] = tokens[b];
         slot_positions[slots[b]] = positions[b];
       }
-      const Gpt2Model::SlotDecode step = fused.DecodeSlots(
+      const CausalLm::SlotDecode step = fused.DecodeSlots(
           Ids(slots), slot_tokens.to(at::kCUDA), slot_positions.to(at::kCUDA), true, &cache_a);
       EXPECT_TRUE(step.logits.equal(a)) << c10::toString(dtype) << " batch " << batch;
       EXPECT_TRUE(step.tokens.equal(greedy)) << c10::toString(dtype) << " batch " << batch;
@@ -174,19 +178,21 @@ TEST(DecodeKernelTest, GreedyTakesTheFirstMaximumOfTheLmHeadsLogits) {
 }
 
 // Runs `requests` through an engine in `mode` and returns each one's tokens.
+// In `waves` of four, 30 ms apart, or all at once.
 std::vector<std::vector<int32_t>> RunAll(const std::string& dir, bool pipelined, bool graphs,
-                                         int slots, const std::vector<GenerationRequest>& requests) {
+                                         int slots, const std::vector<GenerationRequest>& requests,
+                                         bool waves = true) {
   ModelOptions options;
   options.model_dir = dir;
-  options.device = "cuda";
-  options.dtype = "float32";
+  options.device.kind = DeviceSpec::Kind::kCuda;
+  options.dtype = DType::kFloat32;
   options.max_slots = slots;
   options.cuda_graphs = graphs;
   absl::StatusOr<LoadedModel> loaded = LoadModel(options);
   EXPECT_TRUE(loaded.ok()) << loaded.status();
   if (!loaded.ok()) return std::vector<std::vector<int32_t>>(requests.size());
   EngineOptions engine_options;
-  engine_options.pipelined = pipelined;
+  engine_options.pipeline = pipelined ? Pipeline::kDoubleBuffered : Pipeline::kSync;
   Engine engine(engine_options, std::move(loaded->runner), loaded->tokenizer.get(), nullptr);
   EXPECT_EQ(engine.pipelined(), pipelined);
   std::vector<std::shared_ptr<RecordingSink>> sinks;
@@ -196,7 +202,7 @@ std::vector<std::vector<int32_t>> RunAll(const std::string& dir, bool pipelined,
     sinks.push_back(std::make_shared<RecordingSink>());
     request.sink = sinks.back();
     EXPECT_TRUE(engine.Submit(std::move(request)).ok());
-    if (i % 4 == 3) absl::SleepFor(absl::Milliseconds(30));
+    if (waves && i % 4 == 3) absl::SleepFor(absl::Milliseconds(30));
   }
   std::vector<std::vector<int32_t>> tokens;
   for (auto& sink : sinks) {
@@ -242,9 +248,10 @@ TEST(EngineModesTest, EveryModeGivesTheTokensOfSynchronousEager) {
                                          << " graphs=" << graphs;
     }
   }
-  // 12 slots: batches above the fused limit take the cuBLAS path (bucket 12).
-  const auto wide_reference = RunAll(dir.path(), false, false, 12, requests);
-  const auto wide = RunAll(dir.path(), true, true, 12, requests);
+  // 12 slots, all requests at once: batches above the fused limit take the
+  // cuBLAS path (bucket 12).
+  const auto wide_reference = RunAll(dir.path(), false, false, 12, requests, /*waves=*/false);
+  const auto wide = RunAll(dir.path(), true, true, 12, requests, /*waves=*/false);
   for (size_t i = 0; i < requests.size(); ++i) {
     EXPECT_FALSE(wide_reference[i].empty());
     EXPECT_EQ(wide[i], wide_reference[i]) << "request " << i << " with 12 slots";
@@ -264,11 +271,11 @@ TEST(EngineModesTest, AReusedSlotNeverSeesTheOldSequence) {
   EXPECT_EQ(after[1], alone[0]);
 }
 
-TEST(CudaRunnerTest, SteadyDecodeNeverSynchronizesAndStopFlagsFollowTheBudget) {
+TEST(CudaRunnerTest, SteadyDecodeNeverSynchronizes) {
   CheckpointDir dir(SmallConfig());
   ModelOptions options;
   options.model_dir = dir.path();
-  options.device = "cuda";
+  options.device.kind = DeviceSpec::Kind::kCuda;
   options.max_slots = 4;
   absl::StatusOr<LoadedModel> loaded = LoadModel(options);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
@@ -280,13 +287,11 @@ TEST(CudaRunnerTest, SteadyDecodeNeverSynchronizesAndStopFlagsFollowTheBudget) {
     PrefillItem item;
     item.slot = slot;
     item.prompt = prompt;
-    item.max_tokens = slot == 0 ? 3 : 50;
-    item.ignore_eos = true;
     prefill.prefills.push_back(item);
   }
   absl::StatusOr<StepOutput> first = runner.Step(prefill);
   ASSERT_TRUE(first.ok()) << first.status();
-  EXPECT_THAT(first->stop_flags, ::testing::ElementsAre(false, false));
+  EXPECT_EQ(first->prefill_tokens.size(), 2u);
   StepPlan decode;
   for (int slot = 0; slot < 2; ++slot) {
     DecodeItem item;
@@ -306,9 +311,9 @@ TEST(CudaRunnerTest, SteadyDecodeNeverSynchronizesAndStopFlagsFollowTheBudget) {
   ASSERT_TRUE(second.ok()) << second.status();
   ASSERT_TRUE(third.ok()) << third.status();
   ASSERT_TRUE(fourth.ok()) << fourth.status();
-  // Slot 0 may generate 3 tokens: the prefill's, then two decodes.
-  EXPECT_THAT(second->stop_flags, ::testing::ElementsAre(false, false));
-  EXPECT_THAT(third->stop_flags, ::testing::ElementsAre(true, false));
+  for (const auto* step : {&second, &third, &fourth}) {
+    EXPECT_EQ((*step)->decode_tokens.size(), 2u);
+  }
   EXPECT_GT(third->timings.gpu_busy_seconds, 0);
   EXPECT_GE(third->timings.gpu_idle_seconds, 0);
 }

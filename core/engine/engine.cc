@@ -1,0 +1,137 @@
+#include "core/engine/engine.h"
+
+#include <utility>
+
+#include "core/engine/request_validator.h"
+
+namespace tandem {
+namespace {
+
+RequestLimits LimitsFor(const ModelDescription& model) {
+  RequestLimits limits;
+  limits.vocab_size = model.vocab_size;
+  limits.max_context = model.max_context;
+  return limits;
+}
+
+SchedulerOptions SchedulerOptionsFor(const EngineOptions& options,
+                                     const ModelDescription& model) {
+  SchedulerOptions scheduler;
+  scheduler.num_slots = model.num_slots;
+  scheduler.max_prefill_tokens_per_step = options.max_prefill_tokens_per_step;
+  scheduler.eos_token_ids = model.eos_token_ids;
+  return scheduler;
+}
+
+}  // namespace
+
+Engine::Engine(EngineOptions options, std::unique_ptr<ModelRunner> runner,
+               const Tokenizer* tokenizer, EngineObserver* observer)
+    : model_(runner->description()),
+      limits_(LimitsFor(model_)),
+      runner_(std::move(runner)),
+      pipelined_(options.pipeline == Pipeline::kDoubleBuffered &&
+                 runner_->reads_tokens_on_device()),
+      observer_(observer),
+      queue_(options.max_queue),
+      scheduler_(SchedulerOptionsFor(options, model_), tokenizer, observer) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+Engine::~Engine() { Shutdown(absl::ZeroDuration()); }
+
+absl::StatusOr<uint64_t> Engine::Submit(GenerationRequest request) {
+  absl::Status valid = ValidateRequest(limits_, &request);
+  if (!valid.ok()) return valid;
+  const uint64_t id = next_id_.fetch_add(1);
+  absl::Status queued = queue_.Push(id, std::move(request));
+  if (!queued.ok()) return queued;
+  return id;
+}
+
+void Engine::Cancel(uint64_t id) { queue_.PushCancel(id); }
+
+int Engine::Shutdown(absl::Duration grace) {
+  if (shut_down_.exchange(true)) return cut_off_.load();
+  queue_.Close();
+  queue_.WaitUntilIdle(absl::Now() + grace);
+  queue_.RequestStop();
+  thread_.join();
+  return cut_off_.load();
+}
+
+void Engine::Loop() {
+  while (true) {
+    const bool idle = scheduler_.idle() && !in_flight_.has_value();
+    RequestQueue::Inbox inbox = queue_.Take(/*block=*/idle, absl::Milliseconds(100));
+    for (auto& [id, request] : inbox.requests) {
+      scheduler_.Add(id, std::move(request));
+    }
+    for (uint64_t id : inbox.cancellations) scheduler_.Cancel(id);
+    if (inbox.stop) {
+      if (in_flight_.has_value()) FinishStep(*std::exchange(in_flight_, std::nullopt));
+      cut_off_ = scheduler_.num_running() + scheduler_.num_waiting();
+      scheduler_.FinishAll(FinishReason::kShutdown, absl::OkStatus());
+      queue_.ReportEngineState(0, true);
+      return;
+    }
+    RunStep();
+  }
+}
+
+void Engine::ReportLoad() {
+  queue_.ReportEngineState(scheduler_.num_waiting(),
+                           scheduler_.idle() && !in_flight_.has_value());
+  if (observer_ != nullptr) {
+    observer_->OnLoad({scheduler_.num_running(), scheduler_.num_waiting(),
+                       model_.num_slots});
+  }
+}
+
+// One step. Synchronous: launch step i, wait for it, apply it. Pipelined:
+// launch step i+1 first, then wait for and apply step i while i+1 runs; a
+// sequence that finished at step i has one extra row in step i+1, whose
+// output the scheduler drops.
+void Engine::RunStep() {
+  StepPlan plan = scheduler_.Schedule(absl::Now());
+  ReportLoad();
+  plan.follows_idle = device_idle_;
+  bool launched = false;
+  if (!plan.empty()) {
+    const absl::Status status = runner_->Launch(plan);
+    launched = status.ok();
+    if (!launched) scheduler_.Fail(plan, status, absl::Now());
+  }
+  if (in_flight_.has_value()) FinishStep(*std::exchange(in_flight_, std::nullopt));
+  if (launched) {
+    if (pipelined_) {
+      in_flight_ = std::move(plan);
+    } else {
+      FinishStep(plan);
+    }
+  }
+  device_idle_ = !launched && !in_flight_.has_value();
+  ReportLoad();
+}
+
+void Engine::FinishStep(const StepPlan& plan) {
+  absl::StatusOr<StepOutput> output = runner_->Collect();
+  if (!output.ok()) {
+    scheduler_.Fail(plan, output.status(), absl::Now());
+    return;
+  }
+  const int accepted = scheduler_.Complete(plan, *output, absl::Now());
+  if (observer_ != nullptr) {
+    StepStats stats;
+    stats.generated_tokens = accepted;
+    stats.prefill_sequences = static_cast<int>(plan.prefills.size());
+    for (const PrefillItem& item : plan.prefills) {
+      stats.prefill_tokens += static_cast<int>(item.prompt.size());
+    }
+    stats.decode_sequences = static_cast<int>(plan.decodes.size());
+    stats.timings = output->timings;
+    observer_->OnStep(stats);
+  }
+}
+
+}  // namespace tandem

@@ -1,0 +1,71 @@
+#include "core/engine/request_queue.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace tandem {
+
+absl::Status RequestQueue::Push(uint64_t id, GenerationRequest request) {
+  absl::MutexLock lock(&mu_);
+  if (closed_) {
+    return absl::UnavailableError("the server is shutting down");
+  }
+  const int waiting = engine_waiting_ + static_cast<int>(inbox_.requests.size());
+  if (waiting >= max_waiting_) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the request queue is full (", waiting, " requests waiting for a KV slot)"));
+  }
+  inbox_.requests.emplace_back(id, std::move(request));
+  return absl::OkStatus();
+}
+
+void RequestQueue::PushCancel(uint64_t id) {
+  absl::MutexLock lock(&mu_);
+  inbox_.cancellations.push_back(id);
+}
+
+void RequestQueue::Close() {
+  absl::MutexLock lock(&mu_);
+  closed_ = true;
+}
+
+void RequestQueue::RequestStop() {
+  absl::MutexLock lock(&mu_);
+  closed_ = true;
+  inbox_.stop = true;
+}
+
+RequestQueue::Inbox RequestQueue::Take(bool block, absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  if (block) {
+    auto has_work = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+      return inbox_.stop || !inbox_.requests.empty() ||
+             !inbox_.cancellations.empty();
+    };
+    mu_.AwaitWithTimeout(absl::Condition(&has_work), timeout);
+  }
+  Inbox taken;
+  taken.requests.swap(inbox_.requests);
+  taken.cancellations.swap(inbox_.cancellations);
+  taken.stop = inbox_.stop;
+  // The taken requests are now the engine's; count them as waiting until it
+  // reports back, so the queue bound holds across the hand-over.
+  engine_waiting_ += static_cast<int>(taken.requests.size());
+  if (!taken.requests.empty()) engine_idle_ = false;
+  return taken;
+}
+
+void RequestQueue::ReportEngineState(int waiting, bool idle) {
+  absl::MutexLock lock(&mu_);
+  engine_waiting_ = waiting;
+  engine_idle_ = idle;
+}
+
+bool RequestQueue::WaitUntilIdle(absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  auto idle = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return engine_idle_ && inbox_.requests.empty();
+  };
+  return mu_.AwaitWithDeadline(absl::Condition(&idle), deadline);
+}
+
+}  // namespace tandem

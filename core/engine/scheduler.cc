@@ -1,0 +1,159 @@
+#include "core/engine/scheduler.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace tandem {
+Scheduler::Scheduler(SchedulerOptions options, const Tokenizer* tokenizer,
+                     EngineObserver* observer)
+    : options_(options), tokenizer_(tokenizer), observer_(observer) {
+  // Hand out slot 0 first: the stack is filled in reverse.
+  for (int32_t slot = options_.num_slots - 1; slot >= 0; --slot) {
+    free_slots_.push_back(slot);
+  }
+}
+
+Scheduler::~Scheduler() = default;
+
+void Scheduler::Add(uint64_t sequence_id, GenerationRequest request) {
+  sequences_[sequence_id] = std::make_unique<Sequence>(
+      sequence_id, std::move(request), tokenizer_, &options_.eos_token_ids);
+  waiting_.push_back(sequence_id);
+}
+
+void Scheduler::Cancel(uint64_t sequence_id) {
+  if (sequences_.contains(sequence_id)) cancelled_.push_back(sequence_id);
+}
+
+void Scheduler::FinishAll(FinishReason reason, const absl::Status& error) {
+  std::vector<uint64_t> ids(waiting_.begin(), waiting_.end());
+  ids.insert(ids.end(), running_.begin(), running_.end());
+  const absl::Time now = absl::Now();
+  for (uint64_t id : ids) Retire(id, reason, now, "", error);
+  cancelled_.clear();
+}
+
+RowSampling Scheduler::SamplingFor(const Sequence& seq) const {
+  RowSampling sampling;
+  sampling.params = seq.request.sampling;
+  sampling.rng_offset = static_cast<int32_t>(seq.output.generated().size());
+  return sampling;
+}
+
+StepPlan Scheduler::Schedule(absl::Time now) {
+  for (uint64_t id : cancelled_) {
+    if (sequences_.contains(id)) Retire(id, FinishReason::kCancelled, now);
+  }
+  cancelled_.clear();
+  std::vector<uint64_t> expired;
+  for (const auto& [id, seq] : sequences_) {
+    if (now >= seq->request.deadline) expired.push_back(id);
+  }
+  for (uint64_t id : expired) Retire(id, FinishReason::kDeadline, now);
+
+  StepPlan plan;
+  // Running sequences decode first, so admission never delays them.
+  for (uint64_t id : running_) {
+    const Sequence& seq = *sequences_.at(id);
+    // A prefill still in flight (pipelined engine): decode from the next step.
+    if (!seq.prefilled) continue;
+    DecodeItem item;
+    item.sequence_id = id;
+    item.slot = seq.slot;
+    item.token = seq.output.generated().back();
+    item.position = static_cast<int32_t>(seq.request.prompt_token_ids.size() +
+                                         seq.output.generated().size() - 1);
+    item.sampling = SamplingFor(seq);
+    plan.decodes.push_back(item);
+  }
+  int32_t budget = options_.max_prefill_tokens_per_step;
+  while (!waiting_.empty() && !free_slots_.empty()) {
+    Sequence& seq = *sequences_.at(waiting_.front());
+    const auto prompt_len =
+        static_cast<int32_t>(seq.request.prompt_token_ids.size());
+    if (prompt_len > budget && !plan.prefills.empty()) break;
+    waiting_.pop_front();
+    seq.slot = free_slots_.back();
+    free_slots_.pop_back();
+    seq.output.MarkStarted(now);
+    running_.push_back(seq.id);
+    PrefillItem item;
+    item.sequence_id = seq.id;
+    item.slot = seq.slot;
+    item.prompt = seq.request.prompt_token_ids;
+    item.sampling = SamplingFor(seq);
+    plan.prefills.push_back(item);
+    budget -= prompt_len;
+  }
+  return plan;
+}
+
+int Scheduler::Complete(const StepPlan& plan, const StepOutput& output,
+                        absl::Time now) {
+  int accepted = 0;
+  for (size_t i = 0; i < plan.prefills.size(); ++i) {
+    auto it = sequences_.find(plan.prefills[i].sequence_id);
+    if (it == sequences_.end()) continue;
+    it->second->prefilled = true;
+    Accept(it->second.get(), output.prefill_tokens[i], now);
+    ++accepted;
+  }
+  for (size_t i = 0; i < plan.decodes.size(); ++i) {
+    auto it = sequences_.find(plan.decodes[i].sequence_id);
+    if (it == sequences_.end()) continue;
+    Accept(it->second.get(), output.decode_tokens[i], now);
+    ++accepted;
+  }
+  return accepted;
+}
+
+void Scheduler::Fail(const StepPlan& plan, const absl::Status& error,
+                     absl::Time now) {
+  std::vector<uint64_t> ids;
+  for (const PrefillItem& item : plan.prefills) ids.push_back(item.sequence_id);
+  for (const DecodeItem& item : plan.decodes) ids.push_back(item.sequence_id);
+  for (uint64_t id : ids) {
+    if (sequences_.contains(id)) Retire(id, FinishReason::kError, now, "", error);
+  }
+}
+
+void Scheduler::Accept(Sequence* seq, const SampledToken& sampled, absl::Time now) {
+  SequenceOutput::Update update = seq->output.Accept(sampled, now);
+  if (update.inter_token_seconds.has_value() && observer_ != nullptr) {
+    observer_->OnInterTokenLatency(*update.inter_token_seconds);
+  }
+  seq->request.sink->OnChunk(std::move(update.chunk));
+  if (update.finish.has_value()) {
+    Retire(seq->id, *update.finish, now, std::move(update.stop_sequence));
+  }
+}
+
+void Scheduler::Retire(uint64_t sequence_id, FinishReason reason,
+                       absl::Time now, std::string stop_sequence,
+                       absl::Status error) {
+  auto it = sequences_.find(sequence_id);
+  if (it == sequences_.end()) return;
+  std::unique_ptr<Sequence> seq = std::move(it->second);
+  sequences_.erase(it);
+  if (seq->slot >= 0) {
+    running_.erase(std::find(running_.begin(), running_.end(), sequence_id));
+    free_slots_.push_back(seq->slot);
+  } else {
+    waiting_.erase(std::find(waiting_.begin(), waiting_.end(), sequence_id));
+  }
+  if (reason != FinishReason::kStop && reason != FinishReason::kLength) {
+    // Interrupted: release text held back for stop strings or UTF-8.
+    std::string tail = seq->output.ReleaseHeldBack();
+    if (!tail.empty()) {
+      GenerationChunk chunk;
+      chunk.text = std::move(tail);
+      seq->request.sink->OnChunk(std::move(chunk));
+    }
+  }
+  const GenerationSummary summary =
+      seq->output.Summary(reason, std::move(stop_sequence), std::move(error), now);
+  seq->request.sink->OnFinish(summary);
+  if (observer_ != nullptr) observer_->OnRequestFinished(summary);
+}
+
+}  // namespace tandem

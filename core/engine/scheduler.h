@@ -1,0 +1,84 @@
+// Continuous-batching scheduler: plain C++, owns no tensors.
+#ifndef TANDEM_CORE_ENGINE_SCHEDULER_H_
+#define TANDEM_CORE_ENGINE_SCHEDULER_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
+#include "core/engine/engine_observer.h"
+#include "core/engine/sequence.h"
+#include "core/engine/step_plan.h"
+#include "core/text/tokenizer.h"
+
+namespace tandem {
+
+struct SchedulerOptions {
+  int32_t num_slots = 8;
+  // Upper bound on prompt tokens prefilled in one step, so a burst of long
+  // prompts does not stall the running batch for long. A prompt longer than
+  // this is still admitted, alone.
+  int32_t max_prefill_tokens_per_step = 2048;
+  // Sampled ids that end a sequence (ModelDescription::eos_token_ids).
+  std::vector<int32_t> eos_token_ids;
+};
+
+// Admits waiting requests into free KV slots in arrival order, plans each step
+// (which slots prefill, which decode) and retires sequences from step results:
+// each sequence's SequenceOutput applies the stop rule (EOS, stop token, stop
+// string, max_tokens); cancellations and deadlines are applied here.
+// Threading: engine thread only. Sinks are called from its methods.
+class Scheduler {
+ public:
+  // `tokenizer` and `observer` must outlive the scheduler; observer may be null.
+  Scheduler(SchedulerOptions options, const Tokenizer* tokenizer,
+            EngineObserver* observer);
+  ~Scheduler();
+
+  // Queues a validated request.
+  void Add(uint64_t sequence_id, GenerationRequest request);
+  // Marks a sequence cancelled; it is retired (its slot freed) by the next
+  // Schedule(). Unknown ids are ignored (the sequence may have finished).
+  void Cancel(uint64_t sequence_id);
+  // Retires every sequence, waiting or running, with `reason`.
+  void FinishAll(FinishReason reason, const absl::Status& error);
+
+  // Retires cancelled and expired sequences, admits waiting ones into free
+  // slots and returns the step to run. Empty when there is nothing to do.
+  StepPlan Schedule(absl::Time now);
+  // Applies a step's sampled tokens: streams text, retires finished sequences.
+  // Returns how many tokens were accepted (rows of sequences that already
+  // finished, run one step late by the pipelined engine, are dropped).
+  int Complete(const StepPlan& plan, const StepOutput& output, absl::Time now);
+  // The step failed: every sequence in it finishes with kError.
+  void Fail(const StepPlan& plan, const absl::Status& error, absl::Time now);
+
+  bool idle() const { return waiting_.empty() && running_.empty(); }
+  int num_waiting() const { return static_cast<int>(waiting_.size()); }
+  int num_running() const { return static_cast<int>(running_.size()); }
+  int num_free_slots() const { return static_cast<int>(free_slots_.size()); }
+
+ private:
+  // Appends `sampled` to the sequence and streams what is final; retires the
+  // sequence when it is done.
+  void Accept(Sequence* seq, const SampledToken& sampled, absl::Time now);
+  void Retire(uint64_t sequence_id, FinishReason reason, absl::Time now,
+              std::string stop_sequence = "", absl::Status error = absl::OkStatus());
+  RowSampling SamplingFor(const Sequence& seq) const;
+
+  const SchedulerOptions options_;
+  const Tokenizer* tokenizer_;
+  EngineObserver* observer_;
+  absl::flat_hash_map<uint64_t, std::unique_ptr<Sequence>> sequences_;
+  std::deque<uint64_t> waiting_;           // arrival order
+  std::vector<uint64_t> running_;          // hold a slot, in admission order
+  std::vector<int32_t> free_slots_;        // used as a stack
+  std::vector<uint64_t> cancelled_;        // to retire at the next Schedule()
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_ENGINE_SCHEDULER_H_

@@ -1,0 +1,78 @@
+// What one engine step computes, and what it returns. Plain data, no tensors:
+// the scheduler builds a StepPlan, the model runner turns it into launches.
+#ifndef TANDEM_CORE_ENGINE_STEP_PLAN_H_
+#define TANDEM_CORE_ENGINE_STEP_PLAN_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "core/engine/generation_request.h"
+
+namespace tandem {
+
+// Sampling inputs shared by prefill and decode rows. The random stream of a
+// row is a function of (seed, rng_offset) only, so a request's tokens do not
+// depend on its batch mates.
+struct RowSampling {
+  SamplingParams params;
+  int32_t rng_offset = 0;  // index of the token being sampled (0 = first)
+};
+
+// Runs a prompt through the model, writes its K/V into `slot` at positions
+// [0, prompt.size()) and samples the first generated token.
+struct PrefillItem {
+  uint64_t sequence_id = 0;
+  int32_t slot = -1;
+  absl::Span<const int32_t> prompt;  // owned by the scheduler's sequence;
+                                     // valid until the step completes
+  RowSampling sampling;
+};
+
+// Feeds one token at `position` to the sequence in `slot` (appending its K/V)
+// and samples the next token.
+struct DecodeItem {
+  uint64_t sequence_id = 0;
+  int32_t slot = -1;
+  int32_t token = 0;
+  int32_t position = 0;
+  RowSampling sampling;
+};
+
+struct StepPlan {
+  std::vector<PrefillItem> prefills;
+  std::vector<DecodeItem> decodes;
+  // The engine had nothing to do before this step, so the device idle time
+  // before it is not a pipeline gap and is not counted.
+  bool follows_idle = false;
+  bool empty() const { return prefills.empty() && decodes.empty(); }
+};
+
+struct SampledToken {
+  int32_t token = 0;
+  float logprob = 0;  // log-probability under the sampling distribution
+};
+
+// Per-step timings, for metrics. On the CPU gpu_idle is 0 and gpu_busy is the
+// step's wall time.
+struct StepTimings {
+  double wall_seconds = 0;
+  double prefill_seconds = 0;  // part of the wall time spent in prefills
+  double decode_seconds = 0;   // part of the wall time spent in the decode batch
+  double gpu_busy_seconds = 0;
+  double gpu_idle_seconds = 0;   // device idle between the previous step and this one
+  double host_wait_seconds = 0;  // engine thread blocked waiting for the device
+};
+
+// Results in plan order: prefill_tokens[i] belongs to plan.prefills[i],
+// decode_tokens[j] to plan.decodes[j]. Whether a token ends its sequence is
+// decided on the host, by the scheduler (SequenceOutput), never here.
+struct StepOutput {
+  std::vector<SampledToken> prefill_tokens;
+  std::vector<SampledToken> decode_tokens;
+  StepTimings timings;
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_ENGINE_STEP_PLAN_H_

@@ -1,0 +1,19 @@
+#include "core/model/causal_lm.h"
+
+namespace tandem {
+
+CausalLm::SlotDecode CausalLm::DecodeSlots(const at::Tensor& slots,
+                                           const at::Tensor& slot_tokens,
+                                           const at::Tensor& slot_positions, bool greedy,
+                                           KvCache* cache) const {
+  SlotDecode out{Decode(slots, slot_tokens.index_select(0, slots),
+                        slot_positions.index_select(0, slots), cache->max_context(), cache)};
+  if (greedy) {
+    out.tokens = out.logits.argmax(-1);
+    out.logprobs =
+        at::log_softmax(out.logits, -1).gather(1, out.tokens.unsqueeze(1)).squeeze(1);
+  }
+  return out;
+}
+
+}  // namespace tandem

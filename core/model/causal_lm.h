@@ -1,0 +1,63 @@
+// The model interface every family implements: a decoder-only LM that
+// prefills prompts into KV slots and decodes batches of slots.
+#ifndef TANDEM_CORE_MODEL_CAUSAL_LM_H_
+#define TANDEM_CORE_MODEL_CAUSAL_LM_H_
+
+#include <cstdint>
+
+#include <ATen/ATen.h>
+
+#include "core/model/kv_cache.h"
+
+namespace tandem {
+
+// Stateless apart from its weights: K/V live in the KvCache passed in, of
+// the shape kv_shape() asks for. Threading: engine thread only (the cache
+// is written in place). Owned by a runner.
+class CausalLm {
+ public:
+  // What DecodeSlots returns: logits [B, V] float32; with `greedy`, each
+  // row's greedy token [B] int64 (the first maximum) and its
+  // log-probability [B] float32.
+  struct SlotDecode {
+    at::Tensor logits;
+    at::Tensor tokens;
+    at::Tensor logprobs;
+  };
+
+  virtual ~CausalLm() = default;
+
+  // Layers, K/V heads and head size of the cache this model needs
+  // (num_slots and max_context are left 0: the runner's choice).
+  virtual KvCacheShape kv_shape() const = 0;
+
+  // Runs a prompt `tokens` [T] (int64, on the model's device) for `slot`,
+  // writing its K/V at positions [0, T). Returns float32 logits [T, V] when
+  // `all_logits`, else the last position's logits [1, V].
+  virtual at::Tensor Prefill(int64_t slot, const at::Tensor& tokens, KvCache* cache,
+                             bool all_logits = false) const = 0;
+
+  // One decode step for B rows: `slots`, `tokens`, `positions` are [B] int64
+  // on the device; row b's token is written at position positions[b] of
+  // slot slots[b] (clamped to max_context - 1: a finished sequence's extra
+  // pipelined row stays inside its slot) and attends to positions
+  // [0, positions[b]]. `attend_len` must exceed every position (the host
+  // knows it: max(positions) + 1); implementations that read each slot's own
+  // length on the device may ignore it. Returns float32 logits [B, V].
+  virtual at::Tensor Decode(const at::Tensor& slots, const at::Tensor& tokens,
+                            const at::Tensor& positions, int64_t attend_len,
+                            KvCache* cache) const = 0;
+
+  // One decode step as a device-resident runner runs it: row b is slot
+  // slots[b] [B], its token and position are slot_tokens[slots[b]] and
+  // slot_positions[slots[b]] (per-slot state [S] int64 on the device).
+  // Never synchronizes with the host. This default gathers by slot and calls
+  // Decode with attend_len = max_context; the CUDA implementations fuse it.
+  virtual SlotDecode DecodeSlots(const at::Tensor& slots, const at::Tensor& slot_tokens,
+                                 const at::Tensor& slot_positions, bool greedy,
+                                 KvCache* cache) const;
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_MODEL_CAUSAL_LM_H_

@@ -1,0 +1,281 @@
+#include "core/model/cuda/cuda_runner.h"
+
+#include <algorithm>
+#include <exception>
+#include <string>
+
+#include <c10/core/InferenceMode.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "core/model/cuda/decode_ops.h"
+#include "core/model/cuda/decode_kernels.h"
+#include "core/base/logging.h"
+#include "core/model/sampler.h"
+
+namespace tandem {
+namespace {
+
+void Check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    throw std::runtime_error(absl::StrCat(what, ": ", cudaGetErrorString(status)));
+  }
+}
+
+double ElapsedSeconds(cudaEvent_t from, cudaEvent_t to) {
+  float ms = 0;
+  Check(cudaEventElapsedTime(&ms, from, to), "cudaEventElapsedTime");
+  return ms / 1000.0;
+}
+
+at::Tensor Pinned(int64_t n, at::ScalarType dtype) {
+  return at::empty({n}, at::TensorOptions().dtype(dtype).pinned_memory(true));
+}
+
+}  // namespace
+
+CudaRunner::CudaRunner(ModelDescription description, std::unique_ptr<CausalLm> model,
+                       std::unique_ptr<KvCache> cache, at::Device device,
+                       CudaRunnerOptions options)
+    : description_(std::move(description)),
+      model_(std::move(model)),
+      cache_(std::move(cache)),
+      device_(device),
+      options_(options),
+      scratch_slot_(description_.num_slots),
+      streams_{c10::cuda::getStreamFromPool(false, device.index()),
+               c10::cuda::getStreamFromPool(false, device.index())} {
+  c10::InferenceMode inference_mode;
+  c10::cuda::CUDAGuard device_guard(device_);
+  for (int64_t b = 1; b < description_.num_slots; b *= 2) buckets_.push_back(b);
+  buckets_.push_back(description_.num_slots);
+  const int64_t states = description_.num_slots + 1;
+  const auto longs = at::TensorOptions().dtype(at::kLong).device(device_);
+  const auto floats = at::TensorOptions().dtype(at::kFloat).device(device_);
+  next_token_ = at::zeros({states}, longs);
+  position_ = at::zeros({states}, longs);
+  rng_offset_ = at::zeros({states}, longs);
+  temperature_ = at::zeros({states}, floats);
+  top_p_ = at::ones({states}, floats);
+  min_p_ = at::zeros({states}, floats);
+  top_k_ = at::zeros({states}, longs);
+  seed_ = at::zeros({states}, longs);
+  slots_ = at::full({buckets_.back()}, scratch_slot_, longs);
+  current_slots_.assign(buckets_.back(), scratch_slot_);
+  const int64_t rows = 2 * states;
+  for (int p = 0; p < 2; ++p) {
+    pinned_slots_[p] = Pinned(buckets_.back(), at::kLong);
+    pinned_tokens_[p] = Pinned(rows, at::kLong);
+    pinned_logprobs_[p] = Pinned(rows, at::kFloat);
+  }
+  for (Events& e : events_) {
+    Check(cudaEventCreate(&e.start), "cudaEventCreate");
+    Check(cudaEventCreate(&e.mid), "cudaEventCreate");
+    Check(cudaEventCreate(&e.end), "cudaEventCreate");
+  }
+  // The state above, the weights and the KV slots were written on the
+  // default stream; the step and capture streams must see them.
+  c10::cuda::device_synchronize();
+  if (options_.cuda_graphs) CaptureGraphs();
+}
+
+CudaRunner::~CudaRunner() {
+  cudaDeviceSynchronize();
+  for (Events& e : events_) {
+    cudaEventDestroy(e.start);
+    cudaEventDestroy(e.mid);
+    cudaEventDestroy(e.end);
+  }
+}
+
+int64_t CudaRunner::BucketFor(int64_t rows) const {
+  return *std::lower_bound(buckets_.begin(), buckets_.end(), rows);
+}
+
+CudaRunner::RowOutputs CudaRunner::DecodeRows(int64_t bucket, bool greedy) {
+  const at::Tensor slots = slots_.narrow(0, 0, bucket);
+  CausalLm::SlotDecode step =
+      model_->DecodeSlots(slots, next_token_, position_, greedy, cache_.get());
+  at::Tensor sampled_tokens = step.tokens, logprobs = step.logprobs;
+  if (!greedy) {
+    const SamplingTensors params{temperature_.index_select(0, slots),
+                                 top_k_.index_select(0, slots),
+                                 top_p_.index_select(0, slots),
+                                 min_p_.index_select(0, slots),
+                                 seed_.index_select(0, slots),
+                                 rng_offset_.index_select(0, slots)};
+    const SampledTensors sampled = Sampler::Sample(step.logits, params, /*all_greedy=*/false);
+    sampled_tokens = sampled.tokens;
+    logprobs = sampled.logprobs;
+  }
+  // Next token, position and RNG offset advance on the device.
+  const SlotStatePointers state{next_token_.data_ptr<int64_t>(), position_.data_ptr<int64_t>(),
+                                rng_offset_.data_ptr<int64_t>(), scratch_slot_};
+  AdvanceSlots(state, slots, sampled_tokens);
+  return {sampled_tokens, logprobs};
+}
+
+CudaRunner::RowOutputs CudaRunner::Prefill(const PrefillItem& item) {
+  const auto host_long = at::TensorOptions().dtype(at::kLong);
+  std::vector<int64_t> prompt(item.prompt.begin(), item.prompt.end());
+  const at::Tensor tokens = at::tensor(prompt, host_long).to(device_, /*non_blocking=*/true);
+  const at::Tensor slot = at::tensor(std::vector<int64_t>{item.slot}, host_long)
+                              .to(device_, /*non_blocking=*/true);
+  const at::Tensor logits = model_->Prefill(item.slot, tokens, cache_.get());
+  const SamplingParams& p = item.sampling.params;
+  auto one = [&](auto value, at::ScalarType type) {
+    return at::full({1}, value, at::TensorOptions().dtype(type).device(device_));
+  };
+  const SamplingTensors params{one(p.temperature, at::kFloat),
+                               one(static_cast<int64_t>(p.top_k), at::kLong),
+                               one(p.top_p, at::kFloat), one(p.min_p, at::kFloat),
+                               one(static_cast<int64_t>(p.seed), at::kLong),
+                               one(int64_t{0}, at::kLong)};
+  const SampledTensors sampled = Sampler::Sample(logits, params, p.temperature <= 0);
+  // The slot's state for its first decode step.
+  next_token_.index_put_({slot}, sampled.tokens);
+  position_.index_put_({slot}, one(static_cast<int64_t>(prompt.size()), at::kLong));
+  rng_offset_.index_put_({slot}, one(int64_t{1}, at::kLong));
+  temperature_.index_put_({slot}, params.temperature);
+  top_k_.index_put_({slot}, params.top_k);
+  top_p_.index_put_({slot}, params.top_p);
+  min_p_.index_put_({slot}, params.min_p);
+  seed_.index_put_({slot}, params.seed);
+  return {sampled.tokens, sampled.logprobs};
+}
+
+void CudaRunner::CaptureGraphs() {
+  // Captured at start-up, largest bucket first, into one shared pool. slots_
+  // holds only the scratch slot, so warm-up runs touch no real sequence.
+  const absl::Time start = absl::Now();
+  const auto pool = at::cuda::graph_pool_handle();
+  c10::cuda::CUDAStream capture_stream = c10::cuda::getStreamFromPool(false, device_.index());
+  c10::cuda::CUDAStreamGuard guard(capture_stream);
+  for (auto it = buckets_.rbegin(); it != buckets_.rend(); ++it) {
+    for (bool greedy : {true, false}) {
+      auto graph = std::make_unique<DecodeGraph>();
+      try {
+        DecodeRows(*it, greedy);  // warm-up: cuBLAS handles, allocator
+        capture_stream.synchronize();
+        graph->graph.capture_begin(pool);
+        graph->outputs = DecodeRows(*it, greedy);
+        graph->graph.capture_end();
+        graphs_[{*it, greedy}] = std::move(graph);
+      } catch (const std::exception& e) {
+        LogWarning("CUDA graph capture failed for batch ", *it,
+                   greedy ? " (greedy)" : " (sampling)", "; that bucket runs eagerly: ",
+                   e.what());
+      }
+    }
+  }
+  capture_stream.synchronize();
+  LogInfo("captured ", graphs_.size(), " CUDA graphs (batch buckets up to ",
+          buckets_.back(), ") in ",
+          absl::FormatDuration(absl::Trunc(absl::Now() - start, absl::Milliseconds(1))));
+}
+
+void CudaRunner::CopyRows(const RowOutputs& rows, int64_t count, int64_t offset,
+                              int parity) {
+  pinned_tokens_[parity].narrow(0, offset, count).copy_(rows.tokens.narrow(0, 0, count), true);
+  pinned_logprobs_[parity].narrow(0, offset, count).copy_(rows.logprobs.narrow(0, 0, count), true);
+}
+
+absl::Status CudaRunner::Launch(const StepPlan& plan) {
+  if (in_flight_.size() >= 2) {
+    return absl::FailedPreconditionError("two steps are already in flight");
+  }
+  try {
+    c10::InferenceMode inference_mode;
+    c10::cuda::CUDAGuard device_guard(device_);
+    const int64_t index = next_step_++;
+    const int parity = static_cast<int>(index % 2);
+    c10::cuda::CUDAStream stream = streams_[parity];
+    c10::cuda::CUDAStreamGuard stream_guard(stream);
+    const Events& events = events_[index % 4];
+    if (index > 0) {
+      // Device-side ordering after the previous step; the host does not wait.
+      Check(cudaStreamWaitEvent(stream.stream(), events_[(index - 1) % 4].end, 0),
+            "cudaStreamWaitEvent");
+    }
+    Check(cudaEventRecord(events.start, stream.stream()), "cudaEventRecord");
+    int64_t row = 0;
+    for (const PrefillItem& item : plan.prefills) {
+      CopyRows(Prefill(item), 1, row++, parity);
+    }
+    Check(cudaEventRecord(events.mid, stream.stream()), "cudaEventRecord");
+    const auto rows = static_cast<int64_t>(plan.decodes.size());
+    if (rows > 0) {
+      const int64_t bucket = BucketFor(rows);
+      bool greedy = true;
+      bool changed = false;
+      for (int64_t i = 0; i < bucket; ++i) {
+        const int64_t slot = i < rows ? plan.decodes[i].slot : scratch_slot_;
+        if (i < rows && plan.decodes[i].sampling.params.temperature > 0) greedy = false;
+        changed |= current_slots_[i] != slot;
+        current_slots_[i] = slot;
+      }
+      if (changed) {
+        // Refresh the graphs' static slot list only when the batch changed.
+        int64_t* pinned = pinned_slots_[parity].data_ptr<int64_t>();
+        std::copy_n(current_slots_.begin(), bucket, pinned);
+        slots_.narrow(0, 0, bucket).copy_(pinned_slots_[parity].narrow(0, 0, bucket), true);
+      }
+      auto graph = graphs_.find({bucket, greedy});
+      if (graph != graphs_.end()) {
+        graph->second->graph.replay();
+        CopyRows(graph->second->outputs, rows, row, parity);
+      } else {
+        CopyRows(DecodeRows(bucket, greedy), rows, row, parity);
+      }
+    }
+    Check(cudaEventRecord(events.end, stream.stream()), "cudaEventRecord");
+    in_flight_.push_back({index, static_cast<int>(plan.prefills.size()),
+                          static_cast<int>(rows), plan.follows_idle});
+    return absl::OkStatus();
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("launching a CUDA step failed: ", e.what()));
+  }
+}
+
+absl::StatusOr<StepOutput> CudaRunner::Collect() {
+  if (in_flight_.empty()) return absl::FailedPreconditionError("no step in flight");
+  const InFlight step = in_flight_.front();
+  in_flight_.pop_front();
+  try {
+    const Events& events = events_[step.index % 4];
+    const absl::Time wait_start = absl::Now();
+    Check(cudaEventSynchronize(events.end), "cudaEventSynchronize");
+    StepOutput output;
+    output.timings.host_wait_seconds = absl::ToDoubleSeconds(absl::Now() - wait_start);
+    output.timings.prefill_seconds = ElapsedSeconds(events.start, events.mid);
+    output.timings.decode_seconds = ElapsedSeconds(events.mid, events.end);
+    output.timings.gpu_busy_seconds = ElapsedSeconds(events.start, events.end);
+    if (step.index > 0 && !step.follows_idle) {
+      output.timings.gpu_idle_seconds =
+          std::max(0.0, ElapsedSeconds(events_[(step.index - 1) % 4].end, events.start));
+    }
+    output.timings.wall_seconds =
+        output.timings.gpu_busy_seconds + output.timings.gpu_idle_seconds;
+    const int parity = static_cast<int>(step.index % 2);
+    const int64_t* tokens = pinned_tokens_[parity].data_ptr<int64_t>();
+    const float* logprobs = pinned_logprobs_[parity].data_ptr<float>();
+    const int rows = step.prefill_rows + step.decode_rows;
+    for (int r = 0; r < rows; ++r) {
+      const SampledToken sampled{static_cast<int32_t>(tokens[r]), logprobs[r]};
+      (r < step.prefill_rows ? output.prefill_tokens : output.decode_tokens).push_back(sampled);
+    }
+    return output;
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("a CUDA step failed: ", e.what()));
+  }
+}
+
+absl::StatusOr<StepOutput> CudaRunner::Step(const StepPlan& plan) {
+  absl::Status launched = Launch(plan);
+  if (!launched.ok()) return launched;
+  return Collect();
+}
+
+}  // namespace tandem

@@ -1,0 +1,121 @@
+// Any CausalLm on a CUDA device: device-resident decode state,
+// double-buffered streams, CUDA graphs per batch bucket, per-step GPU idle
+// measurement. Compiled only when the Torch found has CUDA
+// (TANDEM_WITH_CUDA).
+#ifndef TANDEM_CORE_MODEL_CUDA_CUDA_RUNNER_H_
+#define TANDEM_CORE_MODEL_CUDA_CUDA_RUNNER_H_
+
+#include <array>
+#include <deque>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime.h>
+
+#include "core/model/causal_lm.h"
+#include "core/model/kv_cache.h"
+#include "core/engine/model_runner.h"
+
+namespace tandem {
+
+struct CudaRunnerOptions {
+  bool cuda_graphs = true;
+};
+
+// Owns the model, the KV slots (num_slots + 1: the last is a scratch slot
+// that padded batch rows write to), the per-slot decode state, two streams,
+// pinned staging buffers and the captured graphs.
+//
+// Per-slot device state, all [num_slots + 1]: next input token, position,
+// sampling offset and sampling parameters. A prefill writes its slot's
+// state; a decode step gathers state by slot id, samples and scatters the
+// advanced state back, all on the device. So step i+1 can be launched before
+// step i's tokens reach the host. Whether a sequence stops is decided on the
+// host (the scheduler), one step later in the pipelined engine.
+//
+// Step i runs on stream i % 2 after waiting (on the device) for step i-1's
+// end event; its tokens and log-probs are copied with
+// non-blocking copies into pinned buffer i % 2. Collect() blocks on step i's
+// end event only. Events at each step's start and end give GPU busy time and
+// the idle gap since the previous step ended.
+// What is graphed: the decode part of a step (embedding to slot-state
+// advance), one graph per batch bucket and greedy/sampling; prefills run
+// eagerly before it on the same stream.
+//
+// Threading: engine thread only.
+class CudaRunner : public ModelRunner {
+ public:
+  // `cache` must have description.num_slots + 1 slots.
+  CudaRunner(ModelDescription description, std::unique_ptr<CausalLm> model,
+             std::unique_ptr<KvCache> cache, at::Device device, CudaRunnerOptions options);
+  ~CudaRunner() override;
+
+  const ModelDescription& description() const override { return description_; }
+  absl::StatusOr<StepOutput> Step(const StepPlan& plan) override;
+  absl::Status Launch(const StepPlan& plan) override;
+  absl::StatusOr<StepOutput> Collect() override;
+  bool reads_tokens_on_device() const override { return true; }
+
+  // Batch-size buckets decode steps are padded to (1, 2, 4, ... num_slots).
+  const std::vector<int64_t>& buckets() const { return buckets_; }
+
+ private:
+  struct RowOutputs {
+    at::Tensor tokens;    // int64 [rows]
+    at::Tensor logprobs;  // float32 [rows]
+  };
+  struct DecodeGraph {
+    at::cuda::CUDAGraph graph;
+    RowOutputs outputs;  // [bucket], owned by the graph's memory pool
+  };
+  struct Events {
+    cudaEvent_t start = nullptr, mid = nullptr, end = nullptr;
+  };
+  struct InFlight {
+    int64_t index = 0;  // step counter
+    int prefill_rows = 0;
+    int decode_rows = 0;
+    bool follows_idle = false;
+  };
+
+  // Prefill of one prompt into its slot, eager; writes the slot's state.
+  RowOutputs Prefill(const PrefillItem& item);
+  // The decode step for slots_[0, bucket): gathers, runs, samples, scatters.
+  // Graph-capturable: no host sync, static shapes.
+  RowOutputs DecodeRows(int64_t bucket, bool greedy);
+  void CaptureGraphs();
+  int64_t BucketFor(int64_t rows) const;
+  void CopyRows(const RowOutputs& rows, int64_t count, int64_t offset, int parity);
+
+  ModelDescription description_;
+  std::unique_ptr<CausalLm> model_;
+  std::unique_ptr<KvCache> cache_;
+  at::Device device_;
+  const CudaRunnerOptions options_;
+  const int64_t scratch_slot_;
+  std::vector<int64_t> buckets_;
+
+  // Device state per slot (see the class comment).
+  at::Tensor next_token_, position_, rng_offset_;
+  at::Tensor temperature_, top_p_, min_p_, top_k_, seed_;
+  at::Tensor slots_;  // int64 [max bucket]: the graphs' static input
+
+  std::array<c10::cuda::CUDAStream, 2> streams_;
+  std::array<at::Tensor, 2> pinned_slots_;     // int64 [max bucket]
+  std::array<at::Tensor, 2> pinned_tokens_;    // int64 [2 * (num_slots + 1)]
+  std::array<at::Tensor, 2> pinned_logprobs_;  // float32
+  std::array<Events, 4> events_;               // ring indexed by step % 4
+  std::vector<int64_t> current_slots_;         // what slots_ holds now
+  std::map<std::pair<int64_t, bool>, std::unique_ptr<DecodeGraph>> graphs_;
+  std::deque<InFlight> in_flight_;
+  int64_t next_step_ = 0;
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_MODEL_CUDA_CUDA_RUNNER_H_

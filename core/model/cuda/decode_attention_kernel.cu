@@ -1,0 +1,174 @@
+// The decode attention kernel (see LaunchDecodeAttention in decode_kernels.h).
+#include <cfloat>
+
+#include "core/model/cuda/decode_kernels.h"
+#include "core/model/cuda/kernel_math.cuh"
+
+namespace tandem {
+namespace {
+
+using kernel::FromFloat;
+using kernel::LoadVecCoherent;
+using kernel::ToFloat;
+using kernel::Vec16;
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+constexpr int kMaxHeadDim = 256;
+
+// Block-wide reduction of one float per thread; every thread gets the result.
+template <bool kMax>
+__device__ float BlockReduce(float v, float* scratch) {
+  v = kMax ? kernel::WarpMax(v) : kernel::WarpSum(v);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  float result = scratch[0];
+  for (int w = 1; w < kWarps; ++w) result = kMax ? fmaxf(result, scratch[w]) : result + scratch[w];
+  __syncthreads();  // scratch is reused by the next reduction
+  return result;
+}
+
+// One block per (head, row). Scores: one thread per position, reading the key
+// with 16-byte loads. Values: D / kVec threads per position, each owning kVec
+// dims; the position groups are summed through shared memory.
+// kHeadDim > 0 fixes head_dim at compile time (64, every GPT-2 size), so the
+// loops over a key's or value's vectors unroll and their loads are in flight
+// together; 0 reads head_dim at run time.
+template <typename T, int kHeadDim>
+__global__ void __launch_bounds__(kThreads)
+DecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
+                      T* __restrict__ v_cache, const int64_t* __restrict__ slots,
+                      const int64_t* __restrict__ positions, bool positions_by_slot,
+                      T* __restrict__ out, int heads, int runtime_head_dim, int max_context,
+                      float scale) {
+  constexpr int kVec = Vec16<T>::kSize;
+  const int head_dim = kHeadDim > 0 ? kHeadDim : runtime_head_dim;
+  extern __shared__ float scores[];  // [max_context]
+  __shared__ float query[kMaxHeadDim];
+  __shared__ float partial[kThreads * kVec];
+  __shared__ float scratch[kWarps];
+  kernel::AllowNextKernel();
+  const int h = blockIdx.x, b = blockIdx.y, tid = threadIdx.x;
+  const int64_t slot = slots[b];
+  int64_t position = positions[positions_by_slot ? slot : b];
+  if (position > max_context - 1) position = max_context - 1;
+  const int length = static_cast<int>(position) + 1;
+  const size_t head_offset = (static_cast<size_t>(slot) * heads + h) * max_context * head_dim;
+  T* keys = k_cache + head_offset;
+  T* values = v_cache + head_offset;
+  // The slot's earlier keys and values were written by earlier steps: start
+  // moving them into L2 while the previous kernel finishes.
+  const int row_bytes = head_dim * static_cast<int>(sizeof(T));
+  for (int offset = tid * 128; offset < (length - 1) * row_bytes; offset += kThreads * 128) {
+    kernel::PrefetchL2(reinterpret_cast<const char*>(keys) + offset);
+    kernel::PrefetchL2(reinterpret_cast<const char*>(values) + offset);
+  }
+  kernel::WaitForPreviousKernel();  // qkv comes from the previous kernel
+  const T* q = qkv + static_cast<size_t>(b) * 3 * heads * head_dim + static_cast<size_t>(h) * head_dim;
+  const T* new_key = q + static_cast<size_t>(heads) * head_dim;
+  const T* new_value = new_key + static_cast<size_t>(heads) * head_dim;
+  // Append this step's key and value; the barrier makes them (and the query)
+  // visible to the whole block before it reads the slot.
+  for (int d = tid; d < head_dim; d += kThreads) {
+    keys[position * head_dim + d] = new_key[d];
+    values[position * head_dim + d] = new_value[d];
+    query[d] = ToFloat(q[d]) * scale;
+  }
+  __syncthreads();
+
+  float local_max = -FLT_MAX;
+  for (int t = tid; t < length; t += kThreads) {
+    const T* key = keys + static_cast<size_t>(t) * head_dim;
+    float dot = 0.0f;
+#pragma unroll
+    for (int d0 = 0; d0 < head_dim; d0 += kVec) {
+      float k[kVec];
+      LoadVecCoherent(key + d0, k);
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) dot += query[d0 + i] * k[i];
+    }
+    scores[t] = dot;
+    local_max = fmaxf(local_max, dot);
+  }
+  const float max_score = BlockReduce<true>(local_max, scratch);
+  float local_sum = 0.0f;
+  for (int t = tid; t < length; t += kThreads) {  // the positions this thread scored
+    const float e = __expf(scores[t] - max_score);
+    scores[t] = e;
+    local_sum += e;
+  }
+  const float sum = BlockReduce<false>(local_sum, scratch);  // its barrier publishes scores
+
+  const int group = head_dim / kVec;   // threads per position
+  const int groups = kThreads / group;  // positions per pass
+  const int g = tid / group, d0 = (tid % group) * kVec;
+  float acc[kVec];
+#pragma unroll
+  for (int i = 0; i < kVec; ++i) acc[i] = 0.0f;
+#pragma unroll 4
+  for (int t = g; t < length; t += groups) {
+    const float p = scores[t];
+    float v[kVec];
+    LoadVecCoherent(values + static_cast<size_t>(t) * head_dim + d0, v);
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) acc[i] += p * v[i];
+  }
+#pragma unroll
+  for (int i = 0; i < kVec; ++i) partial[g * head_dim + d0 + i] = acc[i];
+  __syncthreads();
+  T* output = out + (static_cast<size_t>(b) * heads + h) * head_dim;
+  for (int d = tid; d < head_dim; d += kThreads) {
+    float total = 0.0f;
+    for (int j = 0; j < groups; ++j) total += partial[j * head_dim + d];
+    output[d] = FromFloat<T>(total / sum);
+  }
+}
+
+template <typename T>
+cudaError_t Launch(const void* qkv, void* k, void* v, const int64_t* slots,
+                   const int64_t* positions, bool positions_by_slot, void* out, int batch,
+                   int heads, int head_dim, int max_context, float scale, cudaStream_t stream) {
+  constexpr int kVec = Vec16<T>::kSize;
+  if (head_dim <= 0 || head_dim > kMaxHeadDim || head_dim % kVec != 0 ||
+      kThreads % (head_dim / kVec) != 0) {
+    return cudaErrorInvalidValue;
+  }
+  const size_t shared = static_cast<size_t>(max_context) * sizeof(float);
+  const dim3 grid(heads, batch);
+  auto* kernel_function =
+      head_dim == 64 ? &DecodeAttentionKernel<T, 64> : &DecodeAttentionKernel<T, 0>;
+  if (shared > 16 * 1024) {  // static shared memory takes up to ~10 KB more
+    cudaError_t e = cudaFuncSetAttribute(kernel_function,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(shared));
+    if (e != cudaSuccess) return e;
+  }
+  return kernel::LaunchOverlapped(kernel_function, grid, dim3(kThreads), shared, stream,
+                                  static_cast<const T*>(qkv), static_cast<T*>(k),
+                                  static_cast<T*>(v), slots, positions, positions_by_slot,
+                                  static_cast<T*>(out), heads, head_dim, max_context, scale);
+}
+
+}  // namespace
+
+bool DecodeAttentionSupports(KernelDType dtype, int head_dim) {
+  const int vec = dtype == KernelDType::kFloat32 ? 4 : 8;
+  return head_dim > 0 && head_dim <= kMaxHeadDim && head_dim % vec == 0 &&
+         kThreads % (head_dim / vec) == 0;
+}
+
+cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_cache,
+                                  void* v_cache, const int64_t* slots,
+                                  const int64_t* positions, bool positions_by_slot, void* out,
+                                  int batch, int heads, int head_dim, int max_context,
+                                  float scale, cudaStream_t stream) {
+  if (batch <= 0) return cudaErrorInvalidValue;
+  return kernel::WithElementType(dtype, [&](auto type) {
+    return Launch<typename decltype(type)::type>(qkv, k_cache, v_cache, slots, positions,
+                                                 positions_by_slot, out, batch, heads, head_dim,
+                                                 max_context, scale, stream);
+  });
+}
+
+}  // namespace tandem

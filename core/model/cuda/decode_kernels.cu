@@ -1,0 +1,218 @@
+// The decode step's fused kernels (see decode_kernels.h): the projection with
+// its LayerNorm, bias, GELU and residual fused, token embedding, and the
+// per-slot state update. The LM head and greedy choice are in
+// lm_head_kernel.cu.
+#include <cmath>
+
+#include "core/model/cuda/decode_kernels.h"
+#include "core/model/cuda/kernel_math.cuh"
+#include "core/model/cuda/projection.cuh"
+
+namespace tandem {
+namespace {
+
+using kernel::FromFloat;
+using kernel::kChunk;
+using kernel::kLinearWarps;
+using kernel::ToFloat;
+using kernel::Vec16;
+using kernel::WithElementType;
+
+__device__ __forceinline__ float GeluTanh(float x) {
+  const float inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+  return 0.5f * x * (1.0f + tanhf(inner));
+}
+
+// Block: kLinearWarps warps, warp w computes output column n = block * 8 + w
+// for all rows (kernel::WarpDotRows). The column's first weights and its bias
+// are loaded, and the LayerNorm weights prefetched, before waiting for the
+// previous kernel (they are constant), so their latency overlaps that
+// kernel. With kNorm, the block then computes each row's LayerNorm
+// statistics.
+template <typename T, int kRows, bool kNorm, LinearEpilogue kEpilogue>
+__global__ void __launch_bounds__(kLinearWarps * 32)
+FusedLinearKernel(const T* __restrict__ x, const T* __restrict__ norm_weight,
+                  const T* __restrict__ norm_bias, float eps, const T* __restrict__ weight,
+                  const T* __restrict__ bias, T* out, int rows, int K, int N) {
+  kernel::AllowNextKernel();
+  __shared__ float mean[kRows], rstd[kRows];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int n = blockIdx.x * kLinearWarps + warp;
+  const bool active = n < N;
+  const T* w_row = weight + static_cast<size_t>(active ? n : 0) * K;
+  uint4 chunk[kChunk];
+  kernel::LoadFirstChunk(w_row, active, K, chunk);
+  const float b = active ? ToFloat(bias[n]) : 0.0f;
+  if (kNorm && warp == kLinearWarps - 1) {
+    kernel::WarpPrefetchL2(norm_weight, K * static_cast<int>(sizeof(T)));
+    kernel::WarpPrefetchL2(norm_bias, K * static_cast<int>(sizeof(T)));
+  }
+  kernel::WaitForPreviousKernel();
+  if constexpr (kNorm) kernel::BlockNormStats(x, rows, K, eps, mean, rstd);
+  if (!active) return;
+  float acc[kRows];
+  kernel::WarpDotRows<T, kRows, kNorm>(w_row, chunk, x, norm_weight, norm_bias, mean, rstd,
+                                       rows, K, acc);
+  if (lane != 0) return;
+#pragma unroll
+  for (int m = 0; m < kRows; ++m) {
+    if (m >= rows) break;
+    const size_t i = static_cast<size_t>(m) * N + n;
+    if constexpr (kEpilogue == LinearEpilogue::kBias) {
+      out[i] = FromFloat<T>(acc[m] + b);
+    } else if constexpr (kEpilogue == LinearEpilogue::kBiasGelu) {
+      out[i] = FromFloat<T>(GeluTanh(acc[m] + b));
+    } else {
+      out[i] = FromFloat<T>(ToFloat(out[i]) + kernel::Round<T>(acc[m] + b));
+    }
+  }
+}
+
+template <typename T, int kRows, bool kNorm, LinearEpilogue kEpilogue>
+cudaError_t LaunchLinear(const void* x, const void* norm_weight, const void* norm_bias,
+                         float eps, const void* weight, const void* bias, void* out, int rows,
+                         int K, int N, cudaStream_t stream) {
+  return kernel::LaunchOverlapped(
+      FusedLinearKernel<T, kRows, kNorm, kEpilogue>, dim3((N + kLinearWarps - 1) / kLinearWarps),
+      dim3(kLinearWarps * 32), 0, stream, static_cast<const T*>(x),
+      static_cast<const T*>(norm_weight), static_cast<const T*>(norm_bias), eps,
+      static_cast<const T*>(weight), static_cast<const T*>(bias), static_cast<T*>(out), rows,
+      K, N);
+}
+
+// Picks the compiled variant: rows rounded up to 1, 2, 4 or 8.
+template <typename T, bool kNorm, LinearEpilogue kEpilogue>
+cudaError_t LaunchLinearRows(const void* x, const void* norm_weight, const void* norm_bias,
+                             float eps, const void* weight, const void* bias, void* out,
+                             int rows, int K, int N, cudaStream_t stream) {
+#define TANDEM_LINEAR(R)                                                                  \
+  return LaunchLinear<T, R, kNorm, kEpilogue>(x, norm_weight, norm_bias, eps, weight, bias, \
+                                              out, rows, K, N, stream)
+  if (rows <= 1) TANDEM_LINEAR(1);
+  if (rows <= 2) TANDEM_LINEAR(2);
+  if (rows <= 4) TANDEM_LINEAR(4);
+  TANDEM_LINEAR(8);
+#undef TANDEM_LINEAR
+}
+
+// One block per row.
+template <typename T>
+__global__ void EmbedTokensKernel(const T* __restrict__ wte, const T* __restrict__ wpe,
+                                  const int64_t* __restrict__ slots,
+                                  const int64_t* __restrict__ tokens,
+                                  const int64_t* __restrict__ positions, int64_t max_position,
+                                  T* __restrict__ x, int channels) {
+  kernel::AllowNextKernel();
+  const int b = blockIdx.x;
+  const int64_t r = slots != nullptr ? slots[b] : b;
+  const int64_t position = positions[r] < max_position ? positions[r] : max_position;
+  const T* token_row = wte + tokens[r] * channels;
+  const T* position_row = wpe + position * channels;
+  for (int c = threadIdx.x; c < channels; c += blockDim.x) {
+    x[static_cast<size_t>(b) * channels + c] =
+        FromFloat<T>(ToFloat(token_row[c]) + ToFloat(position_row[c]));
+  }
+}
+
+// One block for all rows (rows <= kMaxFusedRows).
+template <typename T>
+__global__ void __launch_bounds__(kLinearWarps * 32)
+LayerNormKernel(const T* __restrict__ x, const T* __restrict__ weight,
+                const T* __restrict__ bias, float eps, T* __restrict__ out, int rows,
+                int channels) {
+  kernel::AllowNextKernel();
+  __shared__ float mean[kMaxFusedRows], rstd[kMaxFusedRows];
+  if (threadIdx.x < 32) {  // constant: fetch it while the previous kernel finishes
+    kernel::WarpPrefetchL2(weight, channels * static_cast<int>(sizeof(T)));
+    kernel::WarpPrefetchL2(bias, channels * static_cast<int>(sizeof(T)));
+  }
+  kernel::WaitForPreviousKernel();
+  kernel::BlockNormStats(x, rows, channels, eps, mean, rstd);
+  for (int i = threadIdx.x; i < rows * channels; i += blockDim.x) {
+    const int m = i / channels, c = i % channels;
+    out[i] = FromFloat<T>((ToFloat(x[i]) - mean[m]) * rstd[m] * ToFloat(weight[c]) +
+                          ToFloat(bias[c]));
+  }
+}
+
+__global__ void AdvanceSlotsKernel(SlotStatePointers state, const int64_t* __restrict__ slots,
+                                   const int64_t* __restrict__ tokens, int batch) {
+  kernel::AllowNextKernel();
+  const int b = blockIdx.x * blockDim.x + threadIdx.x;
+  const bool row = b < batch;
+  // No kernel of the step before this one writes the slot list: read it
+  // before waiting for the sampled tokens.
+  const int64_t slot = row ? slots[b] : state.padding_slot;
+  kernel::WaitForPreviousKernel();
+  if (!row || slot == state.padding_slot) return;  // a padded row: discarded
+  state.next_token[slot] = tokens[b];
+  state.position[slot] += 1;
+  state.rng_offset[slot] += 1;
+}
+
+}  // namespace
+
+cudaError_t LaunchFusedLinear(KernelDType dtype, LinearEpilogue epilogue, const void* x,
+                              const void* norm_weight, const void* norm_bias, float eps,
+                              const void* weight, const void* bias, void* out, int rows, int K,
+                              int N, cudaStream_t stream) {
+  if (rows < 1 || rows > kMaxFusedRows || K <= 0 || N <= 0) return cudaErrorInvalidValue;
+  // Only GPT-2's patterns are compiled: the residual projections take no
+  // LayerNorm, the others do.
+  const bool norm = norm_weight != nullptr && norm_bias != nullptr;
+  if (norm != (epilogue != LinearEpilogue::kBiasResidual)) return cudaErrorInvalidValue;
+  return WithElementType(dtype, [&](auto type) {
+    using T = typename decltype(type)::type;
+    if (K % Vec16<T>::kSize != 0) return cudaErrorInvalidValue;
+#define TANDEM_EPILOGUE(NORM, E)                                                             \
+  return LaunchLinearRows<T, NORM, E>(x, norm_weight, norm_bias, eps, weight, bias, out, rows, \
+                                      K, N, stream)
+    switch (epilogue) {
+      case LinearEpilogue::kBias: TANDEM_EPILOGUE(true, LinearEpilogue::kBias);
+      case LinearEpilogue::kBiasGelu: TANDEM_EPILOGUE(true, LinearEpilogue::kBiasGelu);
+      case LinearEpilogue::kBiasResidual: TANDEM_EPILOGUE(false, LinearEpilogue::kBiasResidual);
+    }
+#undef TANDEM_EPILOGUE
+    return cudaErrorInvalidValue;
+  });
+}
+
+cudaError_t LaunchEmbedTokens(KernelDType dtype, const void* wte, const void* wpe,
+                              const int64_t* slots, const int64_t* tokens,
+                              const int64_t* positions, int64_t max_position, void* x,
+                              int batch, int channels, cudaStream_t stream) {
+  if (batch <= 0) return cudaErrorInvalidValue;
+  return WithElementType(dtype, [&](auto type) {
+    using T = typename decltype(type)::type;
+    // A plain launch: the step's first kernel, it orders the step after all
+    // earlier work (prefills writing the slot state), so the step's later
+    // kernels may read their inputs before their wait.
+    return kernel::Launch(/*overlap=*/false, EmbedTokensKernel<T>, dim3(batch), dim3(256), 0,
+                          stream, static_cast<const T*>(wte), static_cast<const T*>(wpe), slots,
+                          tokens, positions, max_position, static_cast<T*>(x), channels);
+  });
+}
+
+cudaError_t LaunchLayerNorm(KernelDType dtype, const void* x, const void* weight,
+                            const void* bias, float eps, void* out, int rows, int channels,
+                            cudaStream_t stream) {
+  if (rows < 1 || rows > kMaxFusedRows || channels <= 0) return cudaErrorInvalidValue;
+  return WithElementType(dtype, [&](auto type) {
+    using T = typename decltype(type)::type;
+    if (channels % Vec16<T>::kSize != 0) return cudaErrorInvalidValue;
+    return kernel::LaunchOverlapped(LayerNormKernel<T>, dim3(1), dim3(kLinearWarps * 32), 0,
+                                    stream, static_cast<const T*>(x),
+                                    static_cast<const T*>(weight), static_cast<const T*>(bias),
+                                    eps, static_cast<T*>(out), rows, channels);
+  });
+}
+
+cudaError_t LaunchAdvanceSlots(const SlotStatePointers& state, const int64_t* slots,
+                               const int64_t* tokens, int batch, cudaStream_t stream) {
+  if (batch <= 0) return cudaErrorInvalidValue;
+  const int threads = 128;
+  return kernel::LaunchOverlapped(AdvanceSlotsKernel, dim3((batch + threads - 1) / threads),
+                                  dim3(threads), 0, stream, state, slots, tokens, batch);
+}
+
+}  // namespace tandem

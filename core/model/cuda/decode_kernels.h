@@ -1,0 +1,116 @@
+// The decode step's CUDA kernels, behind plain-pointer launchers (no Torch
+// headers, so nvcc compiles the .cu files alone). core/cuda/decode_ops.h wraps
+// them for ATen tensors. Every launcher enqueues on `stream`, never
+// synchronizes and allocates nothing, so all are safe inside CUDA graph
+// capture. Tensors are row-major and contiguous unless said otherwise.
+#ifndef TANDEM_CORE_MODEL_CUDA_DECODE_KERNELS_H_
+#define TANDEM_CORE_MODEL_CUDA_DECODE_KERNELS_H_
+
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+namespace tandem {
+
+// Element type of the model's activations and weights.
+enum class KernelDType { kFloat32, kFloat16, kBFloat16 };
+
+// Rows (decode sequences) the fused linear kernel handles in one launch.
+inline constexpr int kMaxFusedRows = 8;
+
+// For each row b and head h, with slot = slots[b] and p = positions[b], or
+// positions[slot] when `positions_by_slot` (clamped to max_context - 1): first appends the row's new key and value
+// (qkv[b, 1, h, :], qkv[b, 2, h, :]) at position p of the slot, then
+// out[b, h, :] = softmax(q . K[slot, h, t, :] * scale, t <= p) . V[slot, h, t, :]
+// with q = qkv[b, 0, h, :]. Reads only the first p + 1 positions of each
+// slot: its cost follows the sequences' lengths, not max_context.
+//
+// Shapes: qkv [B, 3, H, D]; out [B, H, D]; k_cache, v_cache [S, H, L, D];
+// slots [B], positions [B] (or [S]) int64; D as DecodeAttentionSupports
+// allows. Needs L * 4 bytes of dynamic shared memory per block. `slots` and
+// `positions` are read (and the slot's earlier K/V prefetched into L2) before
+// waiting for the previous kernel: they must be written before the step's
+// first kernel (see LaunchEmbedTokens), or before a plain launch that
+// precedes this one.
+cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_cache,
+                                  void* v_cache, const int64_t* slots,
+                                  const int64_t* positions, bool positions_by_slot, void* out,
+                                  int batch, int heads, int head_dim, int max_context,
+                                  float scale, cudaStream_t stream);
+
+// Whether LaunchDecodeAttention handles this head size (GPT-2's 64 always).
+bool DecodeAttentionSupports(KernelDType dtype, int head_dim);
+
+// What the fused linear kernel does after the dot products acc = x' . w.
+enum class LinearEpilogue {
+  kBias,          // out = T(acc + bias)
+  kBiasGelu,      // out = T(gelu_tanh(acc + bias))
+  kBiasResidual,  // out = T(out + T(acc + bias)): adds into the residual stream in place
+};
+
+// out[m, n] = epilogue(sum_k x'[m, k] * weight[n, k]) for m < rows, n < N,
+// where x' = T(layer_norm(x) * norm_weight + norm_bias) (the LayerNorm that
+// precedes the projection, fused; eps as given) for kBias and kBiasGelu, and
+// x' = x for kBiasResidual, whose norm pointers are null. Rounding to T
+// happens where ATen rounds on the CUDA reference path (layer_norm, addmm, or
+// cuBLASLt's addmm with its GELU epilogue, which applies GELU before
+// rounding; + add), so results match it up to summation order. x [rows, K]; weight [N, K]
+// (each output's weights contiguous: the transpose of GPT-2's Conv1D [K, N]
+// layout); bias [N]; out [rows, N]. rows in [1, kMaxFusedRows]; K * element
+// size and every pointer aligned to 16 bytes.
+cudaError_t LaunchFusedLinear(KernelDType dtype, LinearEpilogue epilogue, const void* x,
+                              const void* norm_weight, const void* norm_bias, float eps,
+                              const void* weight, const void* bias, void* out, int rows, int K,
+                              int N, cudaStream_t stream);
+
+// out[m, :] = T(layer_norm(x[m, :]) * weight + bias) for m < rows (the final
+// LayerNorm before the LM head); x, out [rows, C] with rows in
+// [1, kMaxFusedRows]; weight, bias [C].
+cudaError_t LaunchLayerNorm(KernelDType dtype, const void* x, const void* weight,
+                            const void* bias, float eps, void* out, int rows, int channels,
+                            cudaStream_t stream);
+
+// The LM head: logits[m, n] = float(T(sum_k x[m, k] * weight[n, k])), float32
+// [rows, N] (x is the final LayerNorm's output). Shapes and alignment as
+// LaunchFusedLinear.
+cudaError_t LaunchLmHead(KernelDType dtype, const void* x, const void* weight, float* logits,
+                         int rows, int K, int N, cudaStream_t stream);
+
+// x[b, :] = T(wte[tokens[r], :] + wpe[min(positions[r], max_position), :])
+// with r = b, or r = slots[b] when `slots` is not null (tokens and positions
+// are then per-slot state [S]). wte [V, C], wpe [P, C], x [B, C]; slots [B]
+// int64. The first kernel of a fused step: launched without programmatic
+// serialization, it starts after all earlier work in the stream (and every
+// later kernel of the step after it), so the step's kernels may read the
+// step's inputs before waiting for their predecessor.
+cudaError_t LaunchEmbedTokens(KernelDType dtype, const void* wte, const void* wpe,
+                              const int64_t* slots, const int64_t* tokens,
+                              const int64_t* positions, int64_t max_position, void* x,
+                              int batch, int channels, cudaStream_t stream);
+
+// Greedy decoding of logits [B, V] float32: tokens[b] = the first index of the
+// row's maximum, logprobs[b] = its log-softmax value.
+cudaError_t LaunchGreedyTokens(const float* logits, int batch, int vocab, int64_t* tokens,
+                               float* logprobs, cudaStream_t stream);
+
+// Per-slot decode state, indexed by slot id (see CudaRunner). Whether a
+// sequence stops is decided on the host (SequenceOutput), not here.
+struct SlotStatePointers {
+  int64_t* next_token;  // [S]
+  int64_t* position;    // [S]
+  int64_t* rng_offset;  // [S]
+  // Rows of this slot pad a batch to its bucket; their state never advances
+  // (so they keep attending over one position).
+  int64_t padding_slot;
+};
+
+// After a decode step sampled tokens[b] for slot slots[b] (b < batch): the
+// slot's next token becomes tokens[b], and its position and RNG offset
+// advance by one. `slots` is read before waiting for the previous kernel:
+// no kernel of the step before this one may write it (see LaunchEmbedTokens).
+cudaError_t LaunchAdvanceSlots(const SlotStatePointers& state, const int64_t* slots,
+                               const int64_t* tokens, int batch, cudaStream_t stream);
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_MODEL_CUDA_DECODE_KERNELS_H_

@@ -1,0 +1,155 @@
+#include "core/model/cuda/decode_ops.h"
+
+#include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+
+#include <c10/cuda/CUDAStream.h>
+
+namespace tandem {
+namespace {
+
+KernelDType KernelDTypeOf(at::ScalarType type) {
+  switch (type) {
+    case at::kFloat: return KernelDType::kFloat32;
+    case at::kHalf: return KernelDType::kFloat16;
+    case at::kBFloat16: return KernelDType::kBFloat16;
+    default: throw std::invalid_argument("decode kernels: unsupported dtype");
+  }
+}
+
+cudaStream_t CurrentStream() { return c10::cuda::getCurrentCUDAStream().stream(); }
+
+void Check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
+  }
+}
+
+// The kernels read these tensors with 16-byte vector loads.
+void CheckVectorLoads(std::initializer_list<const at::Tensor*> tensors, const char* what) {
+  for (const at::Tensor* t : tensors) {
+    if (!t->is_contiguous() || reinterpret_cast<uintptr_t>(t->data_ptr()) % 16 != 0) {
+      throw std::invalid_argument(std::string(what) +
+                                  ": tensors must be contiguous and 16-byte aligned");
+    }
+  }
+}
+
+// Launches the fused linear kernel, which writes `out`.
+void Linear(LinearEpilogue epilogue, const at::Tensor& x, const FusedNorm* norm,
+            const at::Tensor& weight_nk, const at::Tensor* bias, at::Tensor& out) {
+  CheckVectorLoads({&x, &weight_nk}, "fused linear");
+  if (norm != nullptr) CheckVectorLoads({&norm->weight, &norm->bias}, "fused linear");
+  Check(LaunchFusedLinear(KernelDTypeOf(x.scalar_type()), epilogue, x.data_ptr(),
+                          norm ? norm->weight.data_ptr() : nullptr,
+                          norm ? norm->bias.data_ptr() : nullptr,
+                          norm ? static_cast<float>(norm->eps) : 0.0f, weight_nk.data_ptr(),
+                          bias ? bias->data_ptr() : nullptr, out.data_ptr(),
+                          static_cast<int>(x.size(0)), static_cast<int>(x.size(1)),
+                          static_cast<int>(weight_nk.size(0)), CurrentStream()),
+        "fused linear");
+}
+
+}  // namespace
+
+at::Tensor DecodeAttention(const at::Tensor& qkv, at::Tensor& k_cache, at::Tensor& v_cache,
+                           const at::Tensor& slots, const at::Tensor& positions,
+                           bool positions_by_slot, double scale) {
+  const at::Tensor rows = qkv.contiguous();  // a no-op for the projection's output
+  CheckVectorLoads({&k_cache, &v_cache}, "DecodeAttention");
+  const int64_t B = rows.size(0), H = rows.size(2), D = rows.size(3);
+  at::Tensor out = at::empty({B, H, D}, rows.options());
+  Check(LaunchDecodeAttention(KernelDTypeOf(rows.scalar_type()), rows.data_ptr(),
+                              k_cache.data_ptr(), v_cache.data_ptr(), slots.data_ptr<int64_t>(),
+                              positions.data_ptr<int64_t>(), positions_by_slot, out.data_ptr(),
+                              static_cast<int>(B), static_cast<int>(H), static_cast<int>(D),
+                              static_cast<int>(k_cache.size(2)), static_cast<float>(scale),
+                              CurrentStream()),
+        "DecodeAttention");
+  return out;
+}
+
+bool AttentionKernelSupports(at::ScalarType dtype, int64_t head_dim) {
+  if (dtype != at::kFloat && dtype != at::kHalf && dtype != at::kBFloat16) return false;
+  return DecodeAttentionSupports(KernelDTypeOf(dtype), static_cast<int>(head_dim));
+}
+
+bool FusedDecodeSupports(at::ScalarType dtype, int64_t channels, int64_t inner,
+                         int64_t head_dim) {
+  const int64_t vector = dtype == at::kFloat ? 4 : 8;  // elements per 16-byte load
+  return AttentionKernelSupports(dtype, head_dim) && channels % vector == 0 &&
+         inner % vector == 0;
+}
+
+at::Tensor NormLinear(const at::Tensor& x, const FusedNorm& norm, const at::Tensor& weight_nk,
+                      const at::Tensor& bias, bool gelu) {
+  at::Tensor out = at::empty({x.size(0), weight_nk.size(0)}, x.options());
+  Linear(gelu ? LinearEpilogue::kBiasGelu : LinearEpilogue::kBias, x, &norm, weight_nk, &bias,
+         out);
+  return out;
+}
+
+void LinearAddResidual(const at::Tensor& x, const at::Tensor& weight_nk, const at::Tensor& bias,
+                       at::Tensor& residual) {
+  Linear(LinearEpilogue::kBiasResidual, x, nullptr, weight_nk, &bias, residual);
+}
+
+at::Tensor LayerNorm(const at::Tensor& x, const FusedNorm& norm) {
+  CheckVectorLoads({&x, &norm.weight, &norm.bias}, "LayerNorm");
+  at::Tensor out = at::empty_like(x);
+  Check(LaunchLayerNorm(KernelDTypeOf(x.scalar_type()), x.data_ptr(), norm.weight.data_ptr(),
+                        norm.bias.data_ptr(), static_cast<float>(norm.eps), out.data_ptr(),
+                        static_cast<int>(x.size(0)), static_cast<int>(x.size(1)),
+                        CurrentStream()),
+        "LayerNorm");
+  return out;
+}
+
+at::Tensor LmHeadLogits(const at::Tensor& x, const at::Tensor& weight_nk) {
+  CheckVectorLoads({&x, &weight_nk}, "LM head");
+  at::Tensor logits = at::empty({x.size(0), weight_nk.size(0)}, x.options().dtype(at::kFloat));
+  Check(LaunchLmHead(KernelDTypeOf(x.scalar_type()), x.data_ptr(), weight_nk.data_ptr(),
+                     logits.data_ptr<float>(), static_cast<int>(x.size(0)),
+                     static_cast<int>(x.size(1)), static_cast<int>(weight_nk.size(0)),
+                     CurrentStream()),
+        "LM head");
+  return logits;
+}
+
+at::Tensor EmbedTokens(const at::Tensor& wte, const at::Tensor& wpe, const at::Tensor& slots,
+                       const at::Tensor& tokens, const at::Tensor& positions,
+                       int64_t max_position) {
+  const bool by_slot = slots.defined();
+  const int64_t B = by_slot ? slots.size(0) : tokens.size(0), C = wte.size(1);
+  at::Tensor x = at::empty({B, C}, wte.options());
+  Check(LaunchEmbedTokens(KernelDTypeOf(wte.scalar_type()), wte.data_ptr(), wpe.data_ptr(),
+                          by_slot ? slots.data_ptr<int64_t>() : nullptr,
+                          tokens.data_ptr<int64_t>(), positions.data_ptr<int64_t>(),
+                          max_position, x.data_ptr(), static_cast<int>(B),
+                          static_cast<int>(C), CurrentStream()),
+        "EmbedTokens");
+  return x;
+}
+
+std::pair<at::Tensor, at::Tensor> GreedyTokens(const at::Tensor& raw_logits) {
+  const at::Tensor logits = raw_logits.contiguous();
+  const int64_t B = logits.size(0);
+  at::Tensor tokens = at::empty({B}, logits.options().dtype(at::kLong));
+  at::Tensor logprobs = at::empty({B}, logits.options());
+  Check(LaunchGreedyTokens(logits.data_ptr<float>(), static_cast<int>(B),
+                           static_cast<int>(logits.size(1)), tokens.data_ptr<int64_t>(),
+                           logprobs.data_ptr<float>(), CurrentStream()),
+        "GreedyTokens");
+  return {tokens, logprobs};
+}
+
+void AdvanceSlots(const SlotStatePointers& state, const at::Tensor& slots,
+                  const at::Tensor& tokens) {
+  Check(LaunchAdvanceSlots(state, slots.data_ptr<int64_t>(), tokens.data_ptr<int64_t>(),
+                           static_cast<int>(slots.size(0)), CurrentStream()),
+        "AdvanceSlots");
+}
+
+}  // namespace tandem

@@ -1,0 +1,72 @@
+// ATen wrappers of the decode step's CUDA kernels (CUDA builds only). All run
+// on the current stream without host synchronization (safe inside CUDA graph
+// capture) and throw std::runtime_error when a kernel cannot be launched.
+#ifndef TANDEM_CORE_MODEL_CUDA_DECODE_OPS_H_
+#define TANDEM_CORE_MODEL_CUDA_DECODE_OPS_H_
+
+#include <ATen/ATen.h>
+
+#include "core/model/cuda/decode_kernels.h"
+
+namespace tandem {
+
+// qkv [B, 3, H, D] (the QKV projection of B decode rows); k_cache, v_cache
+// [S, H, L, D] on the same CUDA device and dtype; slots [B] int64; positions
+// [B] int64, or per-slot [S] when `positions_by_slot`. Appends each row's key
+// and value at its position p of slot slots[b], then returns [B, H, D]:
+// attention of each row over positions [0, p] of its slot. `slots` and
+// `positions` must be written before the step's kernels (the kernel reads
+// them before waiting for the previous one).
+at::Tensor DecodeAttention(const at::Tensor& qkv, at::Tensor& k_cache, at::Tensor& v_cache,
+                           const at::Tensor& slots, const at::Tensor& positions,
+                           bool positions_by_slot, double scale);
+
+// Whether the attention kernel handles this dtype and head size.
+bool AttentionKernelSupports(at::ScalarType dtype, int64_t head_dim);
+
+// Whether the fused decode kernels handle this dtype and these shapes
+// (hidden size, MLP inner size, head size).
+bool FusedDecodeSupports(at::ScalarType dtype, int64_t channels, int64_t inner,
+                         int64_t head_dim);
+
+// The LayerNorm that precedes a projection, fused into it.
+struct FusedNorm {
+  const at::Tensor& weight;  // [K]
+  const at::Tensor& bias;    // [K]
+  double eps;
+};
+
+// x [B, K] -> [B, N] = T(layer_norm(x) @ weight_nk^T + bias), with GELU (tanh)
+// when `gelu`. weight_nk [N, K] contiguous. B <= kMaxFusedRows.
+at::Tensor NormLinear(const at::Tensor& x, const FusedNorm& norm, const at::Tensor& weight_nk,
+                      const at::Tensor& bias, bool gelu);
+
+// residual [B, N] += T(x @ weight_nk^T + bias), in place; x [B, K].
+void LinearAddResidual(const at::Tensor& x, const at::Tensor& weight_nk, const at::Tensor& bias,
+                       at::Tensor& residual);
+
+// [B, C] = T(layer_norm(x) * weight + bias), x [B, C], B <= kMaxFusedRows.
+at::Tensor LayerNorm(const at::Tensor& x, const FusedNorm& norm);
+
+// float32 [B, N] = float(T(x @ weight_nk^T)): the LM head's logits.
+at::Tensor LmHeadLogits(const at::Tensor& x, const at::Tensor& weight_nk);
+
+// The step's input embeddings [B, C] = wte[tokens[r]] + wpe[min(positions[r],
+// max_position)], with r = b (tokens and positions are [B]), or r = slots[b]
+// when `slots` is defined (tokens and positions are per-slot state [S]).
+at::Tensor EmbedTokens(const at::Tensor& wte, const at::Tensor& wpe, const at::Tensor& slots,
+                       const at::Tensor& tokens, const at::Tensor& positions,
+                       int64_t max_position);
+
+// Greedy choice over logits [B, V] float32: tokens [B] int64 (first maximum)
+// and their log-probabilities [B] float32.
+std::pair<at::Tensor, at::Tensor> GreedyTokens(const at::Tensor& logits);
+
+// Advances the state of `slots` [B] by one step after `tokens` [B] were
+// sampled for them (see LaunchAdvanceSlots).
+void AdvanceSlots(const SlotStatePointers& state, const at::Tensor& slots,
+                  const at::Tensor& tokens);
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_MODEL_CUDA_DECODE_OPS_H_

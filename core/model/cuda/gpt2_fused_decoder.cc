@@ -1,0 +1,113 @@
+#include "core/model/cuda/gpt2_fused_decoder.h"
+
+#include <cmath>
+#include <tuple>
+#include <utility>
+
+#include "core/model/cuda/decode_kernels.h"
+#include "core/model/cuda/decode_ops.h"
+
+namespace tandem {
+namespace {
+
+// Stores each projection [K, N] as [N, K] in memory, keeping its shape.
+Gpt2Weights WithTransposedProjections(Gpt2Weights weights) {
+  for (Gpt2LayerWeights& w : weights.layers) {
+    for (at::Tensor* weight : {&w.attn_weight, &w.attn_proj_weight, &w.mlp_fc_weight,
+                               &w.mlp_proj_weight}) {
+      *weight = weight->t().contiguous().t();
+    }
+  }
+  return weights;
+}
+
+}  // namespace
+
+Gpt2FusedDecoder::Gpt2FusedDecoder(Gpt2Config config, Gpt2Weights weights)
+    : model_(std::move(config), WithTransposedProjections(std::move(weights))) {
+  const at::ScalarType dtype = model_.weights().wte.scalar_type();
+  const Gpt2Config& c = model_.config();
+  attention_kernel_ = AttentionKernelSupports(dtype, c.head_dim());
+  fused_decode_ = FusedDecodeSupports(dtype, c.n_embd, c.inner_size(), c.head_dim());
+}
+
+bool Gpt2FusedDecoder::UsesFusedDecode(int64_t rows) const {
+  return fused_decode_ && rows <= kMaxFusedRows;
+}
+
+at::Tensor Gpt2FusedDecoder::Prefill(int64_t slot, const at::Tensor& tokens, KvCache* cache,
+                                     bool all_logits) const {
+  return model_.Prefill(slot, tokens, cache, all_logits);
+}
+
+at::Tensor Gpt2FusedDecoder::KernelAttention(int64_t layer, const at::Tensor& qkv,
+                                             const at::Tensor& slots,
+                                             const at::Tensor& positions,
+                                             KvCache* cache) const {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(model_.config().head_dim()));
+  // Appends K/V and attends over each slot's own length in one launch.
+  return DecodeAttention(qkv, cache->keys(layer), cache->values(layer), slots, positions,
+                         /*positions_by_slot=*/false, scale);
+}
+
+at::Tensor Gpt2FusedDecoder::Decode(const at::Tensor& slots, const at::Tensor& tokens,
+                                    const at::Tensor& positions, int64_t attend_len,
+                                    KvCache* cache) const {
+  if (UsesFusedDecode(tokens.size(0))) {
+    return DecodeFused(slots, tokens, positions, /*by_slot=*/false, /*greedy=*/false, cache)
+        .logits;
+  }
+  if (!attention_kernel_) return model_.Decode(slots, tokens, positions, attend_len, cache);
+  return model_.DecodeWithAttention(
+      slots, tokens, positions, attend_len, cache,
+      [this](int64_t layer, const at::Tensor& qkv, const at::Tensor& s, const at::Tensor& p,
+             KvCache* c) { return KernelAttention(layer, qkv, s, p, c); });
+}
+
+CausalLm::SlotDecode Gpt2FusedDecoder::DecodeSlots(const at::Tensor& slots,
+                                                   const at::Tensor& slot_tokens,
+                                                   const at::Tensor& slot_positions,
+                                                   bool greedy, KvCache* cache) const {
+  if (UsesFusedDecode(slots.size(0))) {
+    return DecodeFused(slots, slot_tokens, slot_positions, /*by_slot=*/true, greedy, cache);
+  }
+  SlotDecode out{Decode(slots, slot_tokens.index_select(0, slots),
+                        slot_positions.index_select(0, slots), cache->max_context(), cache)};
+  if (greedy) std::tie(out.tokens, out.logprobs) = GreedyTokens(out.logits);
+  return out;
+}
+
+CausalLm::SlotDecode Gpt2FusedDecoder::DecodeFused(const at::Tensor& slots,
+                                                   const at::Tensor& tokens,
+                                                   const at::Tensor& positions, bool by_slot,
+                                                   bool greedy, KvCache* cache) const {
+  // Five kernels per layer; positions past the context are clamped inside.
+  const Gpt2Config& config = model_.config();
+  const Gpt2Weights& weights = model_.weights();
+  const int64_t B = slots.size(0), C = config.n_embd, H = config.n_head, D = config.head_dim();
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  const double eps = config.layer_norm_epsilon;
+  const at::Tensor index = by_slot ? slots : at::Tensor();  // how tokens, positions are read
+  at::Tensor x = EmbedTokens(weights.wte, weights.wpe, index, tokens, positions,
+                             cache->max_context() - 1);  // [B, C], the residual stream
+  for (int64_t i = 0; i < config.n_layer; ++i) {
+    const Gpt2LayerWeights& w = weights.layers[i];
+    const at::Tensor qkv = NormLinear(x, {w.ln_1_weight, w.ln_1_bias, eps}, w.attn_weight.t(),
+                                      w.attn_bias, /*gelu=*/false)
+                               .view({B, 3, H, D});
+    const at::Tensor attn =
+        DecodeAttention(qkv, cache->keys(i), cache->values(i), slots, positions, by_slot, scale)
+            .view({B, C});
+    LinearAddResidual(attn, w.attn_proj_weight.t(), w.attn_proj_bias, x);
+    const at::Tensor inner = NormLinear(x, {w.ln_2_weight, w.ln_2_bias, eps},
+                                        w.mlp_fc_weight.t(), w.mlp_fc_bias, /*gelu=*/true);
+    LinearAddResidual(inner, w.mlp_proj_weight.t(), w.mlp_proj_bias, x);
+  }
+  const at::Tensor h = LayerNorm(x, {weights.ln_f_weight, weights.ln_f_bias, eps});
+  const at::Tensor& head = weights.lm_head.defined() ? weights.lm_head : weights.wte;
+  SlotDecode out{LmHeadLogits(h, head)};
+  if (greedy) std::tie(out.tokens, out.logprobs) = GreedyTokens(out.logits);
+  return out;
+}
+
+}  // namespace tandem

@@ -1,0 +1,66 @@
+// GPT-2 decode on CUDA through Tandem's own kernels (CUDA builds only).
+#ifndef TANDEM_CORE_MODEL_CUDA_GPT2_FUSED_DECODER_H_
+#define TANDEM_CORE_MODEL_CUDA_GPT2_FUSED_DECODER_H_
+
+#include <cstdint>
+
+#include <ATen/ATen.h>
+
+#include "core/model/causal_lm.h"
+#include "core/model/gpt2/gpt2_config.h"
+#include "core/model/gpt2/gpt2_model.h"
+#include "core/model/gpt2/gpt2_weights.h"
+#include "core/model/kv_cache.h"
+
+namespace tandem {
+
+// A Gpt2Model whose decode runs on the fused kernels. Batches of up to
+// kMaxFusedRows rows: an embedding kernel that reads each row's token and
+// position (by slot in DecodeSlots), five kernels per layer (LayerNorm +
+// QKV; attention with the K/V append; out-projection + residual; LayerNorm
+// + FC + GELU; projection + residual), the final LayerNorm, the LM head and
+// the greedy choice. Larger batches: cuBLAS projections (Gpt2Model's ATen
+// path) with the attention kernel. Prefill is Gpt2Model's.
+//
+// The projection weights keep their logical [K, N] shape but are stored
+// [N, K] (each output's weights contiguous), the layout the kernels read;
+// ATen's matmuls take either layout without copies. Owns the model.
+// Threading: engine thread only.
+class Gpt2FusedDecoder : public CausalLm {
+ public:
+  // `weights` on a CUDA device, in a dtype FusedDecodeSupports accepts
+  // (otherwise every batch takes the ATen path).
+  Gpt2FusedDecoder(Gpt2Config config, Gpt2Weights weights);
+
+  KvCacheShape kv_shape() const override { return model_.kv_shape(); }
+  at::Tensor Prefill(int64_t slot, const at::Tensor& tokens, KvCache* cache,
+                     bool all_logits = false) const override;
+  // `attend_len` is ignored: the attention kernel reads each slot's length.
+  at::Tensor Decode(const at::Tensor& slots, const at::Tensor& tokens,
+                    const at::Tensor& positions, int64_t attend_len,
+                    KvCache* cache) const override;
+  SlotDecode DecodeSlots(const at::Tensor& slots, const at::Tensor& slot_tokens,
+                         const at::Tensor& slot_positions, bool greedy,
+                         KvCache* cache) const override;
+
+  // Whether a batch of `rows` takes the fused kernels.
+  bool UsesFusedDecode(int64_t rows) const;
+  const Gpt2Model& model() const { return model_; }
+
+ private:
+  // `tokens` and `positions` are per row [B], or per slot [S] when `by_slot`.
+  SlotDecode DecodeFused(const at::Tensor& slots, const at::Tensor& tokens,
+                         const at::Tensor& positions, bool by_slot, bool greedy,
+                         KvCache* cache) const;
+  // The attention kernel as Gpt2Model's attention step.
+  at::Tensor KernelAttention(int64_t layer, const at::Tensor& qkv, const at::Tensor& slots,
+                             const at::Tensor& positions, KvCache* cache) const;
+
+  Gpt2Model model_;
+  bool attention_kernel_ = false;  // the dtype and head size suit the attention kernel
+  bool fused_decode_ = false;      // ... and the other shapes suit the fused kernels
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_MODEL_CUDA_GPT2_FUSED_DECODER_H_

@@ -1,0 +1,157 @@
+// Device helpers shared by the decode kernels: conversions between the
+// activation type T (float, __half, __nv_bfloat16) and float, 16-byte vector
+// loads and warp reductions. Included by .cu files only.
+#ifndef TANDEM_CORE_CUDA_KERNEL_MATH_CUH_
+#define TANDEM_CORE_CUDA_KERNEL_MATH_CUH_
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "core/model/cuda/decode_kernels.h"
+
+namespace tandem {
+namespace kernel {
+
+template <typename T>
+struct ElementType {
+  using type = T;
+};
+
+// Calls launch(ElementType<T>{}) with T the element type `dtype` names.
+template <typename Launch>
+cudaError_t WithElementType(KernelDType dtype, Launch&& launch) {
+  switch (dtype) {
+    case KernelDType::kFloat32: return launch(ElementType<float>{});
+    case KernelDType::kFloat16: return launch(ElementType<__half>{});
+    case KernelDType::kBFloat16: return launch(ElementType<__nv_bfloat16>{});
+  }
+  return cudaErrorInvalidValue;
+}
+
+__device__ __forceinline__ float ToFloat(float x) { return x; }
+__device__ __forceinline__ float ToFloat(__half x) { return __half2float(x); }
+__device__ __forceinline__ float ToFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <typename T>
+__device__ __forceinline__ T FromFloat(float x);
+template <>
+__device__ __forceinline__ float FromFloat<float>(float x) { return x; }
+template <>
+__device__ __forceinline__ __half FromFloat<__half>(float x) { return __float2half(x); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 FromFloat<__nv_bfloat16>(float x) {
+  return __float2bfloat16(x);
+}
+
+// x rounded to T's precision (where ATen would store an intermediate as T).
+template <typename T>
+__device__ __forceinline__ float Round(float x) { return ToFloat(FromFloat<T>(x)); }
+
+// Elements of T in one 16-byte vector.
+template <typename T>
+struct Vec16 {
+  static constexpr int kSize = 16 / sizeof(T);
+};
+
+// Loads 16 bytes at p (16-byte aligned, read-only for the kernel's lifetime)
+// as floats.
+template <typename T>
+__device__ __forceinline__ void LoadVec(const T* p, float (&out)[Vec16<T>::kSize]) {
+  const uint4 raw = __ldg(reinterpret_cast<const uint4*>(p));
+  const T* v = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+  for (int i = 0; i < Vec16<T>::kSize; ++i) out[i] = ToFloat(v[i]);
+}
+
+// Raw 16-byte read-only load, and its conversion to floats.
+template <typename T>
+__device__ __forceinline__ uint4 LoadRaw(const T* p) {
+  return __ldg(reinterpret_cast<const uint4*>(p));
+}
+template <typename T>
+__device__ __forceinline__ void Unpack(const uint4& raw, float (&out)[Vec16<T>::kSize]) {
+  const T* v = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+  for (int i = 0; i < Vec16<T>::kSize; ++i) out[i] = ToFloat(v[i]);
+}
+
+// The same for memory the kernel itself may have written (plain load).
+template <typename T>
+__device__ __forceinline__ void LoadVecCoherent(const T* p, float (&out)[Vec16<T>::kSize]) {
+  const uint4 raw = *reinterpret_cast<const uint4*>(p);
+  const T* v = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+  for (int i = 0; i < Vec16<T>::kSize; ++i) out[i] = ToFloat(v[i]);
+}
+
+__device__ __forceinline__ float WarpSum(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+__device__ __forceinline__ float WarpMax(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  }
+  return v;
+}
+
+// Asks L2 to fetch the 128-byte line holding p (a hint: no data moves into
+// registers, so it is safe on memory another kernel may still write).
+__device__ __forceinline__ void PrefetchL2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
+// Programmatic dependent launch (Hopper): a kernel launched with
+// LaunchOverlapped may start while the previous kernel in the stream still
+// runs, and so may that one: before WaitForPreviousKernel nothing written by
+// the chain of overlapped kernels before it is guaranteed visible. So before
+// the wait a kernel reads only memory written before the step's first kernel,
+// which is launched plainly (see Launch) or starts a CUDA graph: the weights,
+// and the step's inputs (slot ids, per-slot state). After the wait,
+// everything earlier kernels wrote is visible. AllowNextKernel lets the next
+// kernel start early.
+__device__ __forceinline__ void WaitForPreviousKernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void AllowNextKernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+// Launches `kernel` with programmatic stream serialization allowed (see
+// above) when `overlap`, else as a plain launch, which starts only after all
+// earlier work in the stream has finished and its writes are visible. Works
+// eagerly and under CUDA graph capture.
+template <typename... Params, typename... Args>
+cudaError_t Launch(bool overlap, void (*kernel)(Params...), dim3 grid, dim3 block,
+                   size_t shared, cudaStream_t stream, Args... args) {
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared;
+  config.stream = stream;
+  config.attrs = attribute;
+  config.numAttrs = overlap ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, args...);
+}
+
+template <typename... Params, typename... Args>
+cudaError_t LaunchOverlapped(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared,
+                             cudaStream_t stream, Args... args) {
+  return Launch(true, kernel, grid, block, shared, stream, args...);
+}
+
+}  // namespace kernel
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_CUDA_KERNEL_MATH_CUH_

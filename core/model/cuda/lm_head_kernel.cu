@@ -1,0 +1,148 @@
+// The LM head (projection to float32 logits) and the greedy choice (see
+// decode_kernels.h).
+#include <cfloat>
+#include <climits>
+#include <cmath>
+
+#include "core/model/cuda/decode_kernels.h"
+#include "core/model/cuda/kernel_math.cuh"
+#include "core/model/cuda/projection.cuh"
+
+namespace tandem {
+namespace {
+
+using kernel::kChunk;
+using kernel::kLinearWarps;
+using kernel::WarpSum;
+
+constexpr int kGreedyThreads = 1024;
+constexpr int kNoIndex = INT_MAX;  // a thread or warp that saw no logit
+
+// Whether candidate (value, index) beats the current (best, best_index) for
+// argmax as torch.argmax defines it: NaN is the maximum, ties go to the first
+// index, and an empty candidate never wins.
+__device__ __forceinline__ bool Beats(float value, int index, float best, int best_index) {
+  if (index == kNoIndex) return false;
+  if (best_index == kNoIndex) return true;
+  const bool value_nan = value != value, best_nan = best != best;
+  if (value_nan != best_nan) return value_nan;
+  if (value_nan || value == best) return index < best_index;
+  return value > best;
+}
+
+// One LM-head output column per warp, kLinearWarps columns per block
+// (kernel::WarpDotRows over x, already normalized). The column's weights load
+// before waiting for the previous kernel.
+template <typename T, int kRows>
+__global__ void __launch_bounds__(kLinearWarps * 32)
+LmHeadKernel(const T* __restrict__ x, const T* __restrict__ weight, float* __restrict__ logits,
+             int rows, int K, int N) {
+  kernel::AllowNextKernel();
+  const int n = blockIdx.x * kLinearWarps + threadIdx.x / 32;
+  const bool active = n < N;
+  const T* w_row = weight + static_cast<size_t>(active ? n : 0) * K;
+  uint4 chunk[kChunk];
+  kernel::LoadFirstChunk(w_row, active, K, chunk);
+  kernel::WaitForPreviousKernel();
+  if (!active) return;
+  float acc[kRows];
+  kernel::WarpDotRows<T, kRows, false>(w_row, chunk, x, nullptr, nullptr, nullptr, nullptr, rows,
+                                       K, acc);
+  if (threadIdx.x % 32 != 0) return;
+#pragma unroll
+  for (int m = 0; m < kRows; ++m) {
+    // Rounded to T where ATen rounds the matmul's output.
+    if (m < rows) logits[static_cast<size_t>(m) * N + n] = kernel::Round<T>(acc[m]);
+  }
+}
+
+template <typename T>
+cudaError_t LaunchLmHeadRows(const void* x, const void* weight, float* logits, int rows, int K,
+                             int N, cudaStream_t stream) {
+  const dim3 grid((N + kLinearWarps - 1) / kLinearWarps);
+#define TANDEM_LM_HEAD(R)                                                                     \
+  return kernel::LaunchOverlapped(LmHeadKernel<T, R>, grid, dim3(kLinearWarps * 32), 0, stream, \
+                                  static_cast<const T*>(x), static_cast<const T*>(weight),      \
+                                  logits, rows, K, N)
+  if (rows <= 1) TANDEM_LM_HEAD(1);
+  if (rows <= 2) TANDEM_LM_HEAD(2);
+  if (rows <= 4) TANDEM_LM_HEAD(4);
+  TANDEM_LM_HEAD(8);
+#undef TANDEM_LM_HEAD
+}
+
+// One block per row: the first index of the maximum, then the log-softmax
+// normalizer max + log(sum(exp(x - max))).
+__global__ void __launch_bounds__(kGreedyThreads)
+GreedyTokensKernel(const float* __restrict__ logits, int vocab, int64_t* __restrict__ tokens,
+                   float* __restrict__ logprobs) {
+  __shared__ float best_values[kGreedyThreads / 32];
+  __shared__ int best_indices[kGreedyThreads / 32];
+  __shared__ float sums[kGreedyThreads / 32];
+  kernel::AllowNextKernel();
+  kernel::WaitForPreviousKernel();
+  const int b = blockIdx.x, tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const float* row = logits + static_cast<size_t>(b) * vocab;
+  float best = -INFINITY;
+  int index = kNoIndex;
+  for (int i = tid; i < vocab; i += kGreedyThreads) {
+    const float v = row[i];
+    if (Beats(v, i, best, index)) {
+      best = v;
+      index = i;
+    }
+  }
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const float other = __shfl_xor_sync(0xffffffffu, best, offset);
+    const int other_index = __shfl_xor_sync(0xffffffffu, index, offset);
+    if (Beats(other, other_index, best, index)) {
+      best = other;
+      index = other_index;
+    }
+  }
+  if (lane == 0) {
+    best_values[warp] = best;
+    best_indices[warp] = index;
+  }
+  __syncthreads();
+  best = best_values[0];
+  index = best_indices[0];
+  for (int w = 1; w < kGreedyThreads / 32; ++w) {
+    if (Beats(best_values[w], best_indices[w], best, index)) {
+      best = best_values[w];
+      index = best_indices[w];
+    }
+  }
+  float sum = 0.0f;
+  for (int i = tid; i < vocab; i += kGreedyThreads) sum += __expf(row[i] - best);
+  sum = WarpSum(sum);
+  if (lane == 0) sums[warp] = sum;
+  __syncthreads();
+  if (tid == 0) {
+    float total = 0.0f;
+    for (int w = 0; w < kGreedyThreads / 32; ++w) total += sums[w];
+    tokens[b] = index;  // vocab >= 1, so some thread saw a logit
+    logprobs[b] = row[index] - best - logf(total);
+  }
+}
+
+}  // namespace
+
+cudaError_t LaunchLmHead(KernelDType dtype, const void* x, const void* weight, float* logits,
+                         int rows, int K, int N, cudaStream_t stream) {
+  if (rows < 1 || rows > kMaxFusedRows || K <= 0 || N <= 0) return cudaErrorInvalidValue;
+  return kernel::WithElementType(dtype, [&](auto type) {
+    using T = typename decltype(type)::type;
+    if (K % kernel::Vec16<T>::kSize != 0) return cudaErrorInvalidValue;
+    return LaunchLmHeadRows<T>(x, weight, logits, rows, K, N, stream);
+  });
+}
+
+cudaError_t LaunchGreedyTokens(const float* logits, int batch, int vocab, int64_t* tokens,
+                               float* logprobs, cudaStream_t stream) {
+  if (batch <= 0 || vocab <= 0) return cudaErrorInvalidValue;
+  return kernel::LaunchOverlapped(GreedyTokensKernel, dim3(batch), dim3(kGreedyThreads), 0,
+                                  stream, logits, vocab, tokens, logprobs);
+}
+
+}  // namespace tandem

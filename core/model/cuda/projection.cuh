@@ -1,0 +1,134 @@
+// The building blocks of the decode step's projections, shared by the fused
+// linear kernel and the LM head: a block's LayerNorm statistics of the rows of
+// x, and one warp's dot products of a weight row with every row of x (or of
+// LayerNorm(x)). Included by .cu files only.
+//
+// Layout: x [rows, K] (rows <= kRows), a weight row w [K] (one output column;
+// weights are stored [N, K]). Lane l reads the 16-byte vectors at elements
+// l * V, l * V + 32 * V, ... (V = Vec16<T>::kSize), kChunk vectors at a time;
+// the caller loads a row's first chunk ahead (LoadFirstChunk), so that its
+// latency overlaps other work.
+#ifndef TANDEM_CORE_CUDA_PROJECTION_CUH_
+#define TANDEM_CORE_CUDA_PROJECTION_CUH_
+
+#include "core/model/cuda/kernel_math.cuh"
+
+namespace tandem {
+namespace kernel {
+
+constexpr int kLinearWarps = 8;  // warps per projection block
+constexpr int kChunk = 4;        // 16-byte vectors a lane has in flight per weight row
+
+// The first chunk of weight row w_row, or nothing when !active.
+template <typename T>
+__device__ __forceinline__ void LoadFirstChunk(const T* w_row, bool active, int K,
+                                               uint4 (&chunk)[kChunk]) {
+  constexpr int kVec = Vec16<T>::kSize;
+  const int first = (threadIdx.x % 32) * kVec;
+#pragma unroll
+  for (int c = 0; c < kChunk; ++c) {
+    const int k = first + c * 32 * kVec;
+    if (active && k < K) chunk[c] = LoadRaw(w_row + k);
+  }
+}
+
+// Asks L2 for the `bytes` bytes at p, spread over the warp's lanes (for
+// constant data a kernel will read after WaitForPreviousKernel).
+__device__ __forceinline__ void WarpPrefetchL2(const void* p, int bytes) {
+  for (int offset = (threadIdx.x % 32) * 128; offset < bytes; offset += 32 * 128) {
+    PrefetchL2(static_cast<const char*>(p) + offset);
+  }
+}
+
+// mean[m] and rstd[m] = 1 / sqrt(var + eps) of each row m < rows of x, for
+// the whole block (warp m takes row m; two passes, exact even when
+// |mean| >> std). Ends with __syncthreads: every thread must call it.
+template <typename T>
+__device__ void BlockNormStats(const T* x, int rows, int K, float eps, float* mean,
+                               float* rstd) {
+  constexpr int kVec = Vec16<T>::kSize;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int m = warp; m < rows; m += blockDim.x / 32) {
+    const T* row = x + static_cast<size_t>(m) * K;
+    float sum = 0.0f;
+    for (int k = lane * kVec; k < K; k += 32 * kVec) {
+      float v[kVec];
+      LoadVecCoherent(row + k, v);
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) sum += v[i];
+    }
+    const float mu = WarpSum(sum) / K;
+    float squares = 0.0f;  // second pass (L1 hits)
+    for (int k = lane * kVec; k < K; k += 32 * kVec) {
+      float v[kVec];
+      LoadVecCoherent(row + k, v);
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) squares += (v[i] - mu) * (v[i] - mu);
+    }
+    const float variance = WarpSum(squares) / K;
+    if (lane == 0) {
+      mean[m] = mu;
+      rstd[m] = rsqrtf(variance + eps);
+    }
+  }
+  __syncthreads();
+}
+
+// acc[m] = sum_k x'[m, k] * w_row[k] for m < rows, in every lane of the warp,
+// where x' = x, or with kNorm T(layer_norm(x) * norm_weight + norm_bias)
+// (statistics from BlockNormStats; rounded to T as ATen's layer_norm output
+// is). `chunk` holds w_row's first chunk (LoadFirstChunk); the next chunk
+// loads while the current one is multiplied.
+template <typename T, int kRows, bool kNorm>
+__device__ __forceinline__ void WarpDotRows(const T* w_row, uint4 (&chunk)[kChunk],
+                                            const T* x, const T* norm_weight,
+                                            const T* norm_bias, const float* mean,
+                                            const float* rstd, int rows, int K,
+                                            float (&acc)[kRows]) {
+  constexpr int kVec = Vec16<T>::kSize;
+  constexpr int stride = 32 * kVec;  // elements between a lane's vectors
+  const int first = (threadIdx.x % 32) * kVec;
+#pragma unroll
+  for (int m = 0; m < kRows; ++m) acc[m] = 0.0f;
+  for (int k0 = first; k0 < K; k0 += kChunk * stride) {
+    uint4 next[kChunk];
+#pragma unroll
+    for (int c = 0; c < kChunk; ++c) {
+      const int k = k0 + (kChunk + c) * stride;
+      if (k < K) next[c] = LoadRaw(w_row + k);
+    }
+#pragma unroll
+    for (int c = 0; c < kChunk; ++c) {
+      const int k = k0 + c * stride;
+      if (k >= K) break;
+      float w[kVec], gamma[kVec], beta[kVec];
+      Unpack<T>(chunk[c], w);
+      if constexpr (kNorm) {
+        LoadVec(norm_weight + k, gamma);
+        LoadVec(norm_bias + k, beta);
+      }
+#pragma unroll
+      for (int m = 0; m < kRows; ++m) {
+        if (m < rows) {
+          float v[kVec];
+          LoadVecCoherent(x + static_cast<size_t>(m) * K + k, v);
+#pragma unroll
+          for (int i = 0; i < kVec; ++i) {
+            float xi = v[i];
+            if constexpr (kNorm) xi = Round<T>((xi - mean[m]) * rstd[m] * gamma[i] + beta[i]);
+            acc[m] += w[i] * xi;
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int c = 0; c < kChunk; ++c) chunk[c] = next[c];
+  }
+#pragma unroll
+  for (int m = 0; m < kRows; ++m) acc[m] = WarpSum(acc[m]);
+}
+
+}  // namespace kernel
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_CUDA_PROJECTION_CUH_

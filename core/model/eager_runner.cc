@@ -1,0 +1,110 @@
+#include "core/model/eager_runner.h"
+
+#include <algorithm>
+#include <exception>
+#include <vector>
+
+#include <c10/core/InferenceMode.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "core/model/sampler.h"
+
+namespace tandem {
+namespace {
+
+at::Tensor HostInt64(const std::vector<int64_t>& values) {
+  return at::tensor(values, at::TensorOptions().dtype(at::kLong));
+}
+
+// Gathers the sampling parameters of every row, prefills first, into host
+// tensors and moves them to `device` in one go each.
+SamplingTensors SamplingFor(const StepPlan& plan, at::Device device,
+                            bool* all_greedy) {
+  std::vector<float> temperature, top_p, min_p;
+  std::vector<int64_t> top_k, seed, offset;
+  auto add = [&](const RowSampling& row) {
+    temperature.push_back(row.params.temperature);
+    top_p.push_back(row.params.top_p);
+    min_p.push_back(row.params.min_p);
+    top_k.push_back(row.params.top_k);
+    seed.push_back(static_cast<int64_t>(row.params.seed));
+    offset.push_back(row.rng_offset);
+  };
+  for (const PrefillItem& item : plan.prefills) add(item.sampling);
+  for (const DecodeItem& item : plan.decodes) add(item.sampling);
+  *all_greedy = std::all_of(temperature.begin(), temperature.end(),
+                            [](float t) { return t <= 0; });
+  auto floats = [&](const std::vector<float>& v) {
+    return at::tensor(v, at::TensorOptions().dtype(at::kFloat)).to(device);
+  };
+  return {floats(temperature), HostInt64(top_k).to(device), floats(top_p),
+          floats(min_p), HostInt64(seed).to(device), HostInt64(offset).to(device)};
+}
+
+}  // namespace
+
+EagerRunner::EagerRunner(ModelDescription description, std::unique_ptr<CausalLm> model,
+                         std::unique_ptr<KvCache> cache, at::Device device)
+    : description_(std::move(description)),
+      model_(std::move(model)),
+      cache_(std::move(cache)),
+      device_(device) {}
+
+absl::StatusOr<StepOutput> EagerRunner::Step(const StepPlan& plan) {
+  const absl::Time start = absl::Now();
+  try {
+    c10::InferenceMode inference_mode;  // no autograd bookkeeping
+    std::vector<at::Tensor> logits;
+    absl::Time phase_start = absl::Now();
+    for (const PrefillItem& item : plan.prefills) {
+      std::vector<int64_t> prompt(item.prompt.begin(), item.prompt.end());
+      logits.push_back(
+          model_->Prefill(item.slot, HostInt64(prompt).to(device_), cache_.get()));
+    }
+    const double prefill_seconds = absl::ToDoubleSeconds(absl::Now() - phase_start);
+    phase_start = absl::Now();
+    if (!plan.decodes.empty()) {
+      std::vector<int64_t> slots, tokens, positions;
+      int64_t attend_len = 0;
+      for (const DecodeItem& item : plan.decodes) {
+        slots.push_back(item.slot);
+        tokens.push_back(item.token);
+        positions.push_back(item.position);
+        attend_len = std::max<int64_t>(attend_len, item.position + 1);
+      }
+      logits.push_back(model_->Decode(
+          HostInt64(slots).to(device_), HostInt64(tokens).to(device_),
+          HostInt64(positions).to(device_), attend_len, cache_.get()));
+    }
+    const double decode_seconds = absl::ToDoubleSeconds(absl::Now() - phase_start);
+    bool all_greedy = true;
+    const SamplingTensors params = SamplingFor(plan, device_, &all_greedy);
+    const SampledTensors sampled =
+        Sampler::Sample(at::cat(logits, 0), params, all_greedy);
+    const at::Tensor tokens = sampled.tokens.to(at::kCPU).contiguous();
+    const at::Tensor logprobs = sampled.logprobs.to(at::kCPU).contiguous();
+    const int64_t* token_data = tokens.data_ptr<int64_t>();
+    const float* logprob_data = logprobs.data_ptr<float>();
+    StepOutput output;
+    size_t row = 0;
+    for (size_t i = 0; i < plan.prefills.size(); ++i, ++row) {
+      output.prefill_tokens.push_back(
+          {static_cast<int32_t>(token_data[row]), logprob_data[row]});
+    }
+    for (size_t i = 0; i < plan.decodes.size(); ++i, ++row) {
+      output.decode_tokens.push_back(
+          {static_cast<int32_t>(token_data[row]), logprob_data[row]});
+    }
+    const double wall = absl::ToDoubleSeconds(absl::Now() - start);
+    output.timings.wall_seconds = wall;
+    output.timings.prefill_seconds = prefill_seconds;
+    output.timings.decode_seconds = decode_seconds;
+    output.timings.gpu_busy_seconds = wall;
+    return output;
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("model step failed: ", e.what()));
+  }
+}
+
+}  // namespace tandem

@@ -1,0 +1,124 @@
+#include "core/model/gpt2/gpt2_model.h"
+
+#include <cmath>
+#include <limits>
+#include <utility>
+
+namespace tandem {
+
+using at::indexing::Slice;
+
+Gpt2Model::Gpt2Model(Gpt2Config config, Gpt2Weights weights)
+    : config_(std::move(config)), weights_(std::move(weights)) {}
+
+KvCacheShape Gpt2Model::kv_shape() const {
+  KvCacheShape shape;
+  shape.num_layers = config_.n_layer;
+  shape.num_kv_heads = config_.n_head;
+  shape.head_dim = config_.head_dim();
+  return shape;
+}
+
+at::Tensor Gpt2Model::MlpResidual(int64_t layer, const at::Tensor& x) const {
+  const Gpt2LayerWeights& w = weights_.layers[layer];
+  const at::Tensor h = at::layer_norm(x, {config_.n_embd}, w.ln_2_weight,
+                                      w.ln_2_bias, config_.layer_norm_epsilon);
+  // On CUDA, cuBLASLt fuses bias and tanh-GELU into the GEMM's epilogue.
+  const at::Tensor inner =
+      h.is_cuda() ? at::_addmm_activation(w.mlp_fc_bias, h, w.mlp_fc_weight, 1, 1,
+                                          /*use_gelu=*/true)
+                  : at::gelu(at::addmm(w.mlp_fc_bias, h, w.mlp_fc_weight), "tanh");
+  return x + at::addmm(w.mlp_proj_bias, inner, w.mlp_proj_weight);
+}
+
+at::Tensor Gpt2Model::Logits(const at::Tensor& x) const {
+  const at::Tensor h = at::layer_norm(x, {config_.n_embd}, weights_.ln_f_weight,
+                                      weights_.ln_f_bias, config_.layer_norm_epsilon);
+  const at::Tensor& head =
+      weights_.lm_head.defined() ? weights_.lm_head : weights_.wte;
+  return at::matmul(h, head.t()).to(at::kFloat);
+}
+
+at::Tensor Gpt2Model::Prefill(int64_t slot, const at::Tensor& tokens,
+                              KvCache* cache, bool all_logits) const {
+  const int64_t T = tokens.size(0), C = config_.n_embd, H = config_.n_head,
+                D = config_.head_dim();
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  const at::Tensor positions = at::arange(T, tokens.options());
+  at::Tensor x = at::embedding(weights_.wte, tokens) +
+                 at::embedding(weights_.wpe, positions);  // [T, C]
+  const at::Tensor future = at::ones({T, T}, tokens.options().dtype(at::kBool)).triu(1);
+  for (int64_t i = 0; i < config_.n_layer; ++i) {
+    const Gpt2LayerWeights& w = weights_.layers[i];
+    const at::Tensor h = at::layer_norm(x, {C}, w.ln_1_weight, w.ln_1_bias,
+                                        config_.layer_norm_epsilon);
+    // [T, 3C] -> [3, H, T, D]
+    const at::Tensor qkv =
+        at::addmm(w.attn_bias, h, w.attn_weight).view({T, 3, H, D}).permute({1, 2, 0, 3});
+    const at::Tensor q = qkv[0], k = qkv[1], v = qkv[2];
+    cache->keys(i)[slot].narrow(1, 0, T).copy_(k);
+    cache->values(i)[slot].narrow(1, 0, T).copy_(v);
+    at::Tensor scores = at::matmul(q, k.transpose(-1, -2)) * scale;  // [H, T, T]
+    scores.masked_fill_(future, -std::numeric_limits<float>::infinity());
+    const at::Tensor attn = at::matmul(at::softmax(scores, -1), v)  // [H, T, D]
+                                .permute({1, 0, 2})
+                                .reshape({T, C});
+    x = x + at::addmm(w.attn_proj_bias, attn, w.attn_proj_weight);
+    x = MlpResidual(i, x);
+  }
+  return Logits(all_logits ? x : x.narrow(0, T - 1, 1));
+}
+
+at::Tensor Gpt2Model::GatherAttention(int64_t layer, const at::Tensor& qkv,
+                                      const at::Tensor& slots, const at::Tensor& positions,
+                                      int64_t attend_len, KvCache* cache) const {
+  const int64_t B = qkv.size(0);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(config_.head_dim()));
+  // [B, 1, attend_len]: true past each sequence's end.
+  const at::Tensor beyond =
+      (at::arange(attend_len, positions.options()).unsqueeze(0) > positions.unsqueeze(1))
+          .unsqueeze(1);
+  at::Tensor& k_cache = cache->keys(layer);
+  at::Tensor& v_cache = cache->values(layer);
+  const at::Tensor q = qkv.select(1, 0), k = qkv.select(1, 1), v = qkv.select(1, 2);
+  k_cache.index_put_({slots, Slice(), positions}, k);  // [B, H, D]
+  v_cache.index_put_({slots, Slice(), positions}, v);
+  const at::Tensor keys = k_cache.index_select(0, slots).narrow(2, 0, attend_len);
+  const at::Tensor values = v_cache.index_select(0, slots).narrow(2, 0, attend_len);
+  at::Tensor scores =
+      at::matmul(q.unsqueeze(2), keys.transpose(-1, -2)).squeeze(2) * scale;  // [B, H, L]
+  scores.masked_fill_(beyond, -std::numeric_limits<float>::infinity());
+  return at::matmul(at::softmax(scores, -1).unsqueeze(2), values).view({B, config_.n_head, -1});
+}
+
+at::Tensor Gpt2Model::Decode(const at::Tensor& slots, const at::Tensor& tokens,
+                             const at::Tensor& positions, int64_t attend_len,
+                             KvCache* cache) const {
+  return DecodeWithAttention(slots, tokens, positions, attend_len, cache, nullptr);
+}
+
+at::Tensor Gpt2Model::DecodeWithAttention(const at::Tensor& slots, const at::Tensor& tokens,
+                                          const at::Tensor& raw_positions, int64_t attend_len,
+                                          KvCache* cache,
+                                          const DecodeAttentionFn& attention) const {
+  const int64_t B = tokens.size(0), C = config_.n_embd, H = config_.n_head,
+                D = config_.head_dim();
+  const at::Tensor positions = raw_positions.clamp_max(cache->max_context() - 1);
+  at::Tensor x = at::embedding(weights_.wte, tokens) +
+                 at::embedding(weights_.wpe, positions);  // [B, C]
+  for (int64_t i = 0; i < config_.n_layer; ++i) {
+    const Gpt2LayerWeights& w = weights_.layers[i];
+    const at::Tensor h = at::layer_norm(x, {C}, w.ln_1_weight, w.ln_1_bias,
+                                        config_.layer_norm_epsilon);
+    const at::Tensor qkv = at::addmm(w.attn_bias, h, w.attn_weight).view({B, 3, H, D});
+    const at::Tensor attn =
+        (attention ? attention(i, qkv, slots, positions, cache)
+                   : GatherAttention(i, qkv, slots, positions, attend_len, cache))
+            .reshape({B, C});
+    x = x + at::addmm(w.attn_proj_bias, attn, w.attn_proj_weight);
+    x = MlpResidual(i, x);
+  }
+  return Logits(x);
+}
+
+}  // namespace tandem

@@ -1,0 +1,61 @@
+// GPT-2's forward pass over KV slots, in plain ATen (any device). The CUDA
+// fast path (core/model/cuda/gpt2_fused_decoder.h) builds on it.
+#ifndef TANDEM_CORE_MODEL_GPT2_GPT2_MODEL_H_
+#define TANDEM_CORE_MODEL_GPT2_GPT2_MODEL_H_
+
+#include <cstdint>
+#include <functional>
+
+#include <ATen/ATen.h>
+
+#include "core/model/causal_lm.h"
+#include "core/model/gpt2/gpt2_config.h"
+#include "core/model/gpt2/gpt2_weights.h"
+#include "core/model/kv_cache.h"
+
+namespace tandem {
+
+// Pre-norm blocks, tanh-GELU MLP, learned positions, tied or explicit LM
+// head. Owns its weights; stateless otherwise. Threading: engine thread only.
+class Gpt2Model : public CausalLm {
+ public:
+  // How a decode step attends in layer `layer`: given qkv [B, 3, H, D] and
+  // the step's slots [B] and clamped positions [B], appends each row's K/V
+  // to the cache and returns [B, H, D]. Empty: gather the slots and matmul.
+  using DecodeAttentionFn =
+      std::function<at::Tensor(int64_t layer, const at::Tensor& qkv, const at::Tensor& slots,
+                               const at::Tensor& positions, KvCache* cache)>;
+
+  Gpt2Model(Gpt2Config config, Gpt2Weights weights);
+
+  KvCacheShape kv_shape() const override;
+  at::Tensor Prefill(int64_t slot, const at::Tensor& tokens, KvCache* cache,
+                     bool all_logits = false) const override;
+  at::Tensor Decode(const at::Tensor& slots, const at::Tensor& tokens,
+                    const at::Tensor& positions, int64_t attend_len,
+                    KvCache* cache) const override;
+  // Decode with the attention step supplied by the caller (the CUDA kernel);
+  // `attend_len` is then unused.
+  at::Tensor DecodeWithAttention(const at::Tensor& slots, const at::Tensor& tokens,
+                                 const at::Tensor& positions, int64_t attend_len,
+                                 KvCache* cache, const DecodeAttentionFn& attention) const;
+
+  const Gpt2Config& config() const { return config_; }
+  const Gpt2Weights& weights() const { return weights_; }
+
+ private:
+  // Gather + matmul attention over positions [0, attend_len) of each slot.
+  at::Tensor GatherAttention(int64_t layer, const at::Tensor& qkv, const at::Tensor& slots,
+                             const at::Tensor& positions, int64_t attend_len,
+                             KvCache* cache) const;
+  // The MLP half of block `layer`, applied to residual stream x [N, C].
+  at::Tensor MlpResidual(int64_t layer, const at::Tensor& x) const;
+  at::Tensor Logits(const at::Tensor& x) const;  // [N, C] -> float32 [N, V]
+
+  Gpt2Config config_;
+  Gpt2Weights weights_;
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_MODEL_GPT2_GPT2_MODEL_H_

@@ -1,0 +1,299 @@
+#include "core/engine/scheduler.h"
+
+#include <memory>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/core/recording_sink.h"
+#include "tests/core/test_tokenizer.h"
+
+namespace tandem {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+constexpr int32_t kEos = 50256;
+constexpr int32_t kHello = 18435;  // " Hello"
+constexpr int32_t kWorld = 995;    // " world"
+constexpr int32_t kComma = 11;     // ","
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  void MakeScheduler(int slots, int prefill_budget = 2048,
+                     std::vector<int32_t> eos_token_ids = {kEos}) {
+    SchedulerOptions options;
+    options.num_slots = slots;
+    options.max_prefill_tokens_per_step = prefill_budget;
+    options.eos_token_ids = std::move(eos_token_ids);
+    scheduler_ = std::make_unique<Scheduler>(options, &TestTokenizer(), nullptr);
+  }
+
+  std::shared_ptr<RecordingSink> Add(uint64_t id, int max_tokens,
+                                     std::vector<int32_t> prompt = {1, 2, 3}) {
+    GenerationRequest request;
+    request.prompt_token_ids = std::move(prompt);
+    request.stopping.max_tokens = max_tokens;
+    auto sink = std::make_shared<RecordingSink>();
+    request.sink = sink;
+    scheduler_->Add(id, std::move(request));
+    return sink;
+  }
+
+  // Runs one step in which every row samples the token `next(sequence_id)`.
+  StepPlan Step(const std::function<int32_t(uint64_t)>& next) {
+    StepPlan plan = scheduler_->Schedule(absl::Now());
+    StepOutput output;
+    for (const PrefillItem& item : plan.prefills) {
+      output.prefill_tokens.push_back({next(item.sequence_id), -1.0f});
+    }
+    for (const DecodeItem& item : plan.decodes) {
+      output.decode_tokens.push_back({next(item.sequence_id), -1.0f});
+    }
+    scheduler_->Complete(plan, output, absl::Now());
+    return plan;
+  }
+  StepPlan StepConstant(int32_t token) {
+    return Step([token](uint64_t) { return token; });
+  }
+
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+TEST_F(SchedulerTest, AdmitsInArrivalOrderAndReusesFreedSlots) {
+  MakeScheduler(2);
+  auto a = Add(1, /*max_tokens=*/1);
+  auto b = Add(2, 3);
+  auto c = Add(3, 2);
+  StepPlan plan = StepConstant(kHello);
+  ASSERT_EQ(plan.prefills.size(), 2u);
+  EXPECT_EQ(plan.prefills[0].sequence_id, 1u);
+  EXPECT_EQ(plan.prefills[1].sequence_id, 2u);
+  EXPECT_TRUE(plan.decodes.empty());
+  // a finished after one token (length) and freed its slot for c.
+  ASSERT_TRUE(a->finished());
+  EXPECT_EQ(a->summary().reason, FinishReason::kLength);
+  const int32_t a_slot = plan.prefills[0].slot;
+  plan = StepConstant(kWorld);
+  ASSERT_EQ(plan.prefills.size(), 1u);
+  EXPECT_EQ(plan.prefills[0].sequence_id, 3u);
+  EXPECT_EQ(plan.prefills[0].slot, a_slot);
+  ASSERT_EQ(plan.decodes.size(), 1u);
+  EXPECT_EQ(plan.decodes[0].sequence_id, 2u);
+  EXPECT_EQ(plan.decodes[0].token, kHello);
+  EXPECT_EQ(plan.decodes[0].position, 3);  // prompt of 3, first generated token
+  EXPECT_EQ(plan.decodes[0].sampling.rng_offset, 1);
+  StepConstant(kWorld);
+  EXPECT_TRUE(b->finished());
+  EXPECT_TRUE(c->finished());
+  EXPECT_EQ(b->text(), " Hello world world");
+  EXPECT_EQ(b->summary().completion_tokens, 3);
+  EXPECT_EQ(b->summary().prompt_tokens, 3);
+  EXPECT_TRUE(scheduler_->idle());
+  EXPECT_EQ(scheduler_->num_free_slots(), 2);
+}
+
+TEST_F(SchedulerTest, EosStopsAndItsTextIsNotReturned) {
+  MakeScheduler(1);
+  auto sink = Add(1, 10);
+  StepConstant(kHello);
+  StepConstant(kEos);
+  ASSERT_TRUE(sink->finished());
+  EXPECT_EQ(sink->summary().reason, FinishReason::kStop);
+  EXPECT_EQ(sink->text(), " Hello");
+  EXPECT_THAT(sink->ids(), ElementsAre(kHello, kEos));
+}
+
+// The model's EOS list is the only source: every id in it stops, and the
+// tokenizer's own end-of-text id stops only when the list names it.
+TEST_F(SchedulerTest, EosIdsComeFromTheModelDescriptionOnly) {
+  MakeScheduler(2, 2048, /*eos_token_ids=*/{kHello, kComma});
+  auto a = Add(1, /*max_tokens=*/10);
+  auto b = Add(2, /*max_tokens=*/10);
+  Step([](uint64_t id) { return id == 1 ? kEos : kComma; });
+  EXPECT_FALSE(a->finished());
+  ASSERT_TRUE(b->finished());
+  EXPECT_EQ(b->summary().reason, FinishReason::kStop);
+  StepConstant(kHello);
+  ASSERT_TRUE(a->finished());
+  EXPECT_EQ(a->summary().reason, FinishReason::kStop);
+  EXPECT_THAT(a->ids(), ElementsAre(kEos, kHello));
+}
+
+TEST_F(SchedulerTest, IgnoreEosKeepsGoing) {
+  MakeScheduler(1);
+  GenerationRequest request;
+  request.prompt_token_ids = {1};
+  request.stopping.max_tokens = 3;
+  request.stopping.ignore_eos = true;
+  auto sink = std::make_shared<RecordingSink>();
+  request.sink = sink;
+  scheduler_->Add(1, std::move(request));
+  for (int i = 0; i < 3; ++i) StepConstant(kEos);
+  ASSERT_TRUE(sink->finished());
+  EXPECT_EQ(sink->summary().reason, FinishReason::kLength);
+  EXPECT_EQ(sink->ids().size(), 3u);
+}
+
+TEST_F(SchedulerTest, StopTokenIdStops) {
+  MakeScheduler(1);
+  GenerationRequest request;
+  request.prompt_token_ids = {1};
+  request.stopping.max_tokens = 10;
+  request.stopping.stop_token_ids = {kComma};
+  auto sink = std::make_shared<RecordingSink>();
+  request.sink = sink;
+  scheduler_->Add(1, std::move(request));
+  StepConstant(kHello);
+  StepConstant(kComma);
+  ASSERT_TRUE(sink->finished());
+  EXPECT_EQ(sink->summary().reason, FinishReason::kStop);
+  EXPECT_EQ(sink->text(), " Hello");
+}
+
+TEST_F(SchedulerTest, StopStringSplitAcrossTokensIsNeverStreamed) {
+  MakeScheduler(1);
+  GenerationRequest request;
+  request.prompt_token_ids = {1};
+  request.stopping.max_tokens = 10;
+  request.stopping.stop_strings = {"lo wo"};
+  auto sink = std::make_shared<RecordingSink>();
+  request.sink = sink;
+  scheduler_->Add(1, std::move(request));
+  StepConstant(kHello);
+  EXPECT_EQ(sink->text(), " Hel");  // "lo" may start the stop string
+  StepConstant(kWorld);
+  ASSERT_TRUE(sink->finished());
+  EXPECT_EQ(sink->summary().reason, FinishReason::kStop);
+  EXPECT_EQ(sink->summary().stop_sequence, "lo wo");
+  EXPECT_EQ(sink->text(), " Hel");
+}
+
+TEST_F(SchedulerTest, MultiByteCharacterSplitAcrossTokensIsStreamedWhole) {
+  MakeScheduler(1);
+  const std::vector<int32_t> emoji = TestTokenizer().Encode("🙂");
+  ASSERT_GT(emoji.size(), 1u) << "expected GPT-2 to split this emoji into byte tokens";
+  auto sink = Add(1, static_cast<int>(emoji.size()));
+  size_t i = 0;
+  while (!sink->finished()) StepConstant(emoji[i++]);
+  for (size_t c = 0; c + 1 < sink->chunks().size(); ++c) {
+    EXPECT_EQ(sink->chunks()[c], "") << "partial character streamed in chunk " << c;
+  }
+  EXPECT_EQ(sink->text(), "🙂");
+}
+
+TEST_F(SchedulerTest, CancelFreesTheSlotBeforeTheNextStep) {
+  MakeScheduler(1);
+  auto a = Add(1, 100);
+  auto b = Add(2, 100);
+  StepConstant(kHello);
+  EXPECT_EQ(scheduler_->num_free_slots(), 0);
+  scheduler_->Cancel(1);
+  StepPlan plan = StepConstant(kHello);
+  ASSERT_TRUE(a->finished());
+  EXPECT_EQ(a->summary().reason, FinishReason::kCancelled);
+  ASSERT_EQ(plan.prefills.size(), 1u);
+  EXPECT_EQ(plan.prefills[0].sequence_id, 2u);
+  EXPECT_TRUE(plan.decodes.empty());
+  scheduler_->Cancel(2);
+  scheduler_->Cancel(42);  // unknown: ignored
+  EXPECT_TRUE(scheduler_->Schedule(absl::Now()).empty());
+  EXPECT_TRUE(b->finished());
+  EXPECT_TRUE(scheduler_->idle());
+}
+
+TEST_F(SchedulerTest, CancelWhileWaiting) {
+  MakeScheduler(1);
+  Add(1, 100);
+  auto waiting = Add(2, 100);
+  StepConstant(kHello);
+  scheduler_->Cancel(2);
+  StepConstant(kHello);
+  ASSERT_TRUE(waiting->finished());
+  EXPECT_EQ(waiting->summary().reason, FinishReason::kCancelled);
+  EXPECT_EQ(waiting->summary().completion_tokens, 0);
+  EXPECT_EQ(scheduler_->num_waiting(), 0);
+}
+
+TEST_F(SchedulerTest, ExpiredDeadlineRetires) {
+  MakeScheduler(1);
+  GenerationRequest request;
+  request.prompt_token_ids = {1};
+  request.stopping.max_tokens = 100;
+  request.deadline = absl::Now() + absl::Milliseconds(30);
+  auto sink = std::make_shared<RecordingSink>();
+  request.sink = sink;
+  scheduler_->Add(1, std::move(request));
+  StepConstant(kHello);
+  EXPECT_FALSE(sink->finished());
+  absl::SleepFor(absl::Milliseconds(40));
+  EXPECT_TRUE(StepConstant(kHello).empty());
+  ASSERT_TRUE(sink->finished());
+  EXPECT_EQ(sink->summary().reason, FinishReason::kDeadline);
+  EXPECT_EQ(scheduler_->num_free_slots(), 1);
+}
+
+TEST_F(SchedulerTest, PrefillBudgetSpreadsLongPromptsOverSteps) {
+  MakeScheduler(4, /*prefill_budget=*/10);
+  Add(1, 5, std::vector<int32_t>(6, 1));
+  Add(2, 5, std::vector<int32_t>(6, 1));
+  Add(3, 5, std::vector<int32_t>(20, 1));  // over budget: admitted alone
+  EXPECT_EQ(StepConstant(kHello).prefills.size(), 1u);
+  StepPlan plan = StepConstant(kHello);
+  EXPECT_EQ(plan.prefills.size(), 1u);
+  EXPECT_EQ(plan.decodes.size(), 1u);  // running sequences keep decoding
+  plan = StepConstant(kHello);
+  ASSERT_EQ(plan.prefills.size(), 1u);
+  EXPECT_EQ(plan.prefills[0].sequence_id, 3u);
+  EXPECT_EQ(plan.decodes.size(), 2u);
+}
+
+TEST_F(SchedulerTest, FinishAllRetiresEveryone) {
+  MakeScheduler(1);
+  auto a = Add(1, 100);
+  auto b = Add(2, 100);
+  StepConstant(kHello);
+  scheduler_->FinishAll(FinishReason::kShutdown, absl::OkStatus());
+  EXPECT_EQ(a->summary().reason, FinishReason::kShutdown);
+  EXPECT_EQ(b->summary().reason, FinishReason::kShutdown);
+  EXPECT_TRUE(scheduler_->idle());
+}
+
+TEST_F(SchedulerTest, FailedStepFinishesItsSequencesWithTheError) {
+  MakeScheduler(2);
+  auto a = Add(1, 100);
+  StepPlan plan = scheduler_->Schedule(absl::Now());
+  scheduler_->Fail(plan, absl::InternalError("boom"), absl::Now());
+  ASSERT_TRUE(a->finished());
+  EXPECT_EQ(a->summary().reason, FinishReason::kError);
+  EXPECT_EQ(a->summary().error.message(), "boom");
+  EXPECT_EQ(scheduler_->num_free_slots(), 2);
+}
+
+TEST_F(SchedulerTest, NoSequenceIsStarvedUnderContinuousArrivals) {
+  MakeScheduler(2);
+  std::vector<std::shared_ptr<RecordingSink>> sinks;
+  std::vector<uint64_t> admitted;
+  auto step = [&] {
+    for (const PrefillItem& item : StepConstant(kHello).prefills) {
+      admitted.push_back(item.sequence_id);
+    }
+  };
+  // Arrivals (1 per step) outpace service (2 slots, 3 steps per request).
+  for (int i = 0; i < 10; ++i) {
+    sinks.push_back(Add(i + 1, 3));
+    step();
+  }
+  EXPECT_GT(scheduler_->num_waiting(), 0);
+  for (int i = 0; i < 40 && !scheduler_->idle(); ++i) step();
+  for (auto& sink : sinks) {
+    ASSERT_TRUE(sink->finished());
+    EXPECT_EQ(sink->summary().completion_tokens, 3);
+  }
+  // FIFO admission: everyone is served, in arrival order.
+  EXPECT_THAT(admitted, ElementsAre(1, 2, 3, 4, 5, 6, 7, 8, 9, 10));
+}
+
+}  // namespace
+}  // namespace tandem

@@ -1,0 +1,48 @@
+#include "core/model/gpt2/gpt2_config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace tandem {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(Gpt2ConfigTest, ParsesAHuggingFaceConfig) {
+  // Abridged from the gpt2-medium config.json on the Hugging Face hub.
+  auto config = Gpt2Config::FromJson(R"({
+    "activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"],
+    "bos_token_id": 50256, "eos_token_id": 50256, "layer_norm_epsilon": 1e-05,
+    "model_type": "gpt2", "n_ctx": 1024, "n_embd": 1024, "n_head": 16,
+    "n_layer": 24, "n_positions": 1024, "n_special": 0, "vocab_size": 50257})",
+                                     "config.json");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->n_embd, 1024);
+  EXPECT_EQ(config->n_layer, 24);
+  EXPECT_EQ(config->head_dim(), 64);
+  EXPECT_EQ(config->inner_size(), 4096);
+}
+
+TEST(Gpt2ConfigTest, RoundTripsThroughJson) {
+  const Gpt2Config xl = *Gpt2Config::Preset("gpt2-xl");
+  auto parsed = Gpt2Config::FromJson(xl.ToJson(), "x");
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->n_embd, 1600);
+  EXPECT_EQ(parsed->n_head, 25);
+  EXPECT_EQ(parsed->n_layer, 48);
+}
+
+TEST(Gpt2ConfigTest, ErrorsNameTheFileAndField) {
+  EXPECT_THAT(Gpt2Config::FromJson("[1]", "a/config.json").status().message(),
+              HasSubstr("a/config.json"));
+  EXPECT_THAT(Gpt2Config::FromJson(R"({"n_embd": "big"})", "c").status().message(),
+              HasSubstr("n_embd"));
+  EXPECT_THAT(Gpt2Config::FromJson(R"({"n_embd": 100, "n_head": 3})", "c").status().message(),
+              HasSubstr("multiple"));
+  EXPECT_THAT(Gpt2Config::FromJson(R"({"model_type": "llama"})", "c").status().message(),
+              HasSubstr("llama"));
+  EXPECT_FALSE(Gpt2Config::Preset("gpt5").ok());
+}
+
+}  // namespace
+}  // namespace tandem

@@ -1,0 +1,117 @@
+#include "core/model/gpt2/gpt2_model.h"
+
+#include <memory>
+#include <vector>
+
+#include <c10/core/InferenceMode.h>
+#include <gtest/gtest.h>
+
+#include "core/model/gpt2/gpt2_weights.h"
+#include "core/model/kv_cache.h"
+
+namespace tandem {
+namespace {
+
+
+Gpt2Config TinyConfig() {
+  Gpt2Config config = *Gpt2Config::Preset("tiny");
+  config.vocab_size = 300;
+  config.n_positions = 32;
+  return config;
+}
+
+at::Tensor Ids(std::vector<int64_t> ids) { return at::tensor(ids, at::kLong); }
+
+KvCacheShape CacheShape(const CausalLm& model, int64_t slots, int64_t context) {
+  KvCacheShape shape = model.kv_shape();
+  shape.num_slots = slots;
+  shape.max_context = context;
+  return shape;
+}
+
+class Gpt2ModelTest : public ::testing::Test {
+ protected:
+  Gpt2ModelTest()
+      : config_(TinyConfig()),
+        model_(config_, Gpt2Weights::Random(config_, 7)),
+        cache_(CacheShape(model_, /*slots=*/3, config_.n_positions),
+               at::TensorOptions().dtype(at::kFloat)) {}
+
+  Gpt2Config config_;
+  Gpt2Model model_;
+  KvCache cache_;
+  c10::InferenceMode inference_mode_;
+};
+
+TEST_F(Gpt2ModelTest, DecodingWithTheCacheMatchesRecomputingTheSequence) {
+  const std::vector<int64_t> tokens = {5, 17, 250, 3, 99, 42, 7, 7, 120, 1};
+  const at::Tensor full = model_.Prefill(0, Ids(tokens), &cache_, /*all_logits=*/true);
+  ASSERT_EQ(full.sizes(), (std::vector<int64_t>{10, 300}));
+  // Slot 1: prefill 4 tokens, then decode the rest one at a time.
+  const at::Tensor prefix = model_.Prefill(
+      1, Ids({tokens.begin(), tokens.begin() + 4}), &cache_);
+  EXPECT_TRUE(at::allclose(prefix[0], full[3], 1e-5, 1e-4));
+  for (int64_t p = 4; p < 10; ++p) {
+    const at::Tensor logits =
+        model_.Decode(Ids({1}), Ids({tokens[p]}), Ids({p}), p + 1, &cache_);
+    EXPECT_TRUE(at::allclose(logits[0], full[p], 1e-5, 1e-4))
+        << "position " << p << " max diff "
+        << (logits[0] - full[p]).abs().max().item<float>();
+  }
+}
+
+TEST_F(Gpt2ModelTest, BatchedDecodeOfSlotsAtDifferentLengthsMatchesSingleDecode) {
+  const std::vector<int64_t> a = {1, 2, 3, 4, 5, 6, 7};
+  const std::vector<int64_t> b = {9, 8};
+  model_.Prefill(0, Ids(a), &cache_);
+  model_.Prefill(2, Ids(b), &cache_);
+  const at::Tensor batched = model_.Decode(Ids({0, 2}), Ids({11, 12}), Ids({7, 2}), 8, &cache_);
+  // Recompute each sequence from scratch in slot 1.
+  std::vector<int64_t> a_full = a, b_full = b;
+  a_full.push_back(11);
+  b_full.push_back(12);
+  const at::Tensor a_ref = model_.Prefill(1, Ids(a_full), &cache_);
+  const at::Tensor b_ref = model_.Prefill(1, Ids(b_full), &cache_);
+  EXPECT_TRUE(at::allclose(batched[0], a_ref[0], 1e-5, 1e-4));
+  EXPECT_TRUE(at::allclose(batched[1], b_ref[0], 1e-5, 1e-4));
+}
+
+TEST_F(Gpt2ModelTest, AReusedSlotNeverSeesThePreviousSequence) {
+  const std::vector<int64_t> fresh = {4, 5, 6};
+  const at::Tensor expected = model_.Prefill(0, Ids(fresh), &cache_);
+  model_.Decode(Ids({0}), Ids({77}), Ids({3}), 4, &cache_);
+  // Slot 1 first holds a long, different sequence, then the short one.
+  model_.Prefill(1, Ids({200, 201, 202, 203, 204, 205, 206, 207}), &cache_);
+  EXPECT_TRUE(at::allclose(model_.Prefill(1, Ids(fresh), &cache_), expected, 1e-6, 1e-5));
+  const at::Tensor decoded = model_.Decode(Ids({1}), Ids({77}), Ids({3}), 8, &cache_);
+  const at::Tensor reference = model_.Decode(Ids({0}), Ids({77}), Ids({3}), 4, &cache_);
+  EXPECT_TRUE(at::allclose(decoded, reference, 1e-5, 1e-4));
+}
+
+TEST_F(Gpt2ModelTest, AttentionIsCausal) {
+  // Changing a later token must not change earlier positions' logits.
+  const at::Tensor x = model_.Prefill(0, Ids({1, 2, 3, 4}), &cache_, true);
+  const at::Tensor y = model_.Prefill(0, Ids({1, 2, 3, 250}), &cache_, true);
+  EXPECT_TRUE(at::allclose(x.narrow(0, 0, 3), y.narrow(0, 0, 3)));
+  EXPECT_FALSE(at::allclose(x[3], y[3]));
+}
+
+
+// The default slot-indexed decode (what the CUDA runner calls on models
+// without a fused path) gathers each row's token and position by slot.
+TEST_F(Gpt2ModelTest, DecodeSlotsReadsTokensAndPositionsBySlot) {
+  model_.Prefill(0, Ids({1, 2, 3, 4, 5}), &cache_);
+  model_.Prefill(2, Ids({9, 8}), &cache_);
+  const at::Tensor by_row = model_.Decode(Ids({2, 0}), Ids({12, 11}), Ids({2, 5}), 6, &cache_);
+  // Slot 1 is not in the batch: its -1 entries must never be read.
+  const CausalLm::SlotDecode by_slot =
+      model_.DecodeSlots(Ids({2, 0}), Ids({11, -1, 12}), Ids({5, -1, 2}), true, &cache_);
+  EXPECT_TRUE(at::allclose(by_slot.logits, by_row, 1e-6, 1e-5));
+  EXPECT_TRUE(by_slot.tokens.equal(by_row.argmax(-1)));
+  const at::Tensor expected =
+      at::log_softmax(by_row, -1).gather(1, by_row.argmax(-1).unsqueeze(1)).squeeze(1);
+  EXPECT_TRUE(at::allclose(by_slot.logprobs, expected, 1e-6, 1e-5));
+}
+
+}  // namespace
+}  // namespace tandem
