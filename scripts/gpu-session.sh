@@ -13,9 +13,12 @@
 #              plus medium/large/xl at N = 1, 64
 #   hf         transformers generate() on the bench's GPT-2 small checkpoint, N = 1, 64 (run bench first)
 #   idle       GPU idle from the server's /metrics: 16 streams x 256 tokens and 1 x 512
-#   parity     tests/parity/hf_parity.py (every size and dtype against transformers)
+#   parity     tests/parity/hf_parity.py (every size and dtype against transformers;
+#              PARITY_SIZES=gpt2 for the small one only)
 #   tokenizer  tests/parity/hf_tokenizer.py (the corpus against GPT2TokenizerFast)
 #   profile    Nsight Compute kernel times of a steady N=1 decode step
+#   prevbench  the bench step on the previous build: the tree in .prev/ (made here with
+#              `git archive REV | tar -x -C .prev`, carried), built in build-prev
 set -uo pipefail
 : "${OUT:=/tmp/tandem-gpu-session}"
 mkdir -p "$OUT"
@@ -49,14 +52,15 @@ for step in "$@"; do
         table "$OUT/bench-$size.txt" | grep -v "^model"
       done ;;
     hf)
-      python3 tests/bench/hf_generate.py --model /tmp/tandem-bench-gpt2 --batch 1,64 \
+      python3 scripts/bench/hf_generate.py --model /tmp/tandem-bench-gpt2 --batch 1,64 \
           --out "$OUT/hf.jsonl" > "$OUT/hf.txt" 2>&1
       grep -vE "^(W|I)[0-9]|Warning|warn" "$OUT/hf.txt" | tail -6 ;;
     idle)
-      bash tests/bench/idle_from_metrics.sh build-gpu 16 256 2>&1 | tail -2 | tee "$OUT/idle-n16.txt"
-      bash tests/bench/idle_from_metrics.sh build-gpu 1 512 2>&1 | tail -2 | tee "$OUT/idle-n1.txt" ;;
+      bash scripts/bench/idle_from_metrics.sh build-gpu 16 256 2>&1 | tail -2 | tee "$OUT/idle-n16.txt"
+      bash scripts/bench/idle_from_metrics.sh build-gpu 1 512 2>&1 | tail -2 | tee "$OUT/idle-n1.txt" ;;
     parity)
-      python3 tests/parity/hf_parity.py --bin $bin --out "$OUT/parity.json" > "$OUT/parity.txt" 2>&1
+      python3 tests/parity/hf_parity.py --bin $bin --out "$OUT/parity.json" \
+          --sizes "${PARITY_SIZES:-gpt2,gpt2-medium,gpt2-large,gpt2-xl}" > "$OUT/parity.txt" 2>&1
       grep -E "^(size|gpt2)|rror" "$OUT/parity.txt" ;;
     tokenizer)
       python3 tests/parity/hf_tokenizer.py > "$OUT/tokenizer.txt" 2>&1; tail -1 "$OUT/tokenizer.txt" ;;
@@ -64,8 +68,16 @@ for step in "$@"; do
       ncu --graph-profiling node --metrics gpu__time_duration.sum --csv \
           $bin/tandem-bench --batch=1 --modes=double_buffered_graphs --new_tokens=4 \
           > "$OUT/ncu.csv" 2> "$OUT/ncu.err"
-      python3 tests/bench/kernel_times.py "$OUT/ncu.csv" --last 70 --order "$OUT/ncu-order.txt" \
+      python3 scripts/bench/kernel_times.py "$OUT/ncu.csv" --last 70 --order "$OUT/ncu-order.txt" \
           | cut -c1-150 | head -30 ;;
+    prevbench)
+      cmake -S .prev -B build-prev $DEVICE_CMAKE_ARGS -DTANDEM_BUILD_TESTS=OFF \
+          -DTANDEM_GPT2_VOCAB_DIR="$PWD/third_party/gpt2" > "$OUT/cmake-prev.log" 2>&1 &&
+        cmake --build build-prev -j16 --target tandem-bench > "$OUT/build-prev.log" 2>&1 ||
+        { grep -A8 -m5 'error' "$OUT/build-prev.log"; continue; }
+      build-prev/bin/tandem-bench --batch=1,64 --modes=sync_graphs,double_buffered_graphs \
+          --out="$OUT/bench-prev.jsonl" > "$OUT/bench-prev.txt" 2>&1
+      table "$OUT/bench-prev.txt" ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
 done

@@ -3,7 +3,7 @@
 GPU, same checkpoint, same shapes (prompt 64 random tokens, 256 new tokens,
 greedy, EOS ignored). Prints a table and appends JSON lines to --out.
 
-Usage (GPU machine): python3 tests/bench/hf_generate.py --model DIR --batch 1,64
+Usage (GPU machine): python3 scripts/bench/hf_generate.py --model DIR --batch 1,64
 """
 import argparse
 import json

@@ -4,7 +4,7 @@
   ncu --graph-profiling node --metrics gpu__time_duration.sum --csv \
       ./build-gpu/bin/tandem-bench --batch=1 --modes=double_buffered_graphs \
       --new_tokens=4 > ncu.csv
-  python3 tests/bench/kernel_times.py ncu.csv --last 160
+  python3 scripts/bench/kernel_times.py ncu.csv --last 160
 
 Groups the last --last kernels by name and prints count, total and mean µs.
 """

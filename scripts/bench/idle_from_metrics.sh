@@ -4,7 +4,7 @@
 # warm-up request runs first (the first steps of a process load kernels and
 # take far longer), and every figure is the difference between a scrape before
 # and one after the load.
-# Usage: [SERVER_ARGS="--model=DIR ..."] tests/bench/idle_from_metrics.sh BUILD_DIR [N] [G]
+# Usage: [SERVER_ARGS="--model=DIR ..."] scripts/bench/idle_from_metrics.sh BUILD_DIR [N] [G]
 set -euo pipefail
 build="${1:-build}"; n="${2:-16}"; g="${3:-256}"
 # value METRICS NAME: the sample NAME (with its labels) in an exposition.
