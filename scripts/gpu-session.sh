@@ -76,7 +76,7 @@ for step in "$@"; do
         cmake --build build-prev -j16 --target tandem-bench > "$OUT/build-prev.log" 2>&1 ||
         { grep -A8 -m5 'error' "$OUT/build-prev.log"; continue; }
       build-prev/bin/tandem-bench --batch=1,64 --modes=sync_graphs,double_buffered_graphs \
-          --out="$OUT/bench-prev.jsonl" > "$OUT/bench-prev.txt" 2>&1
+          --out="$OUT/bench-prev.jsonl" >> "$OUT/bench-prev.txt" 2>&1
       table "$OUT/bench-prev.txt" ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac

@@ -26,7 +26,7 @@ c10::DeviceIndex CudaIndex(const std::string& device) {
 
 // Bytes the caching allocator reserves on `device`: index 0 of the stat
 // array is all pools together (StatType::AGGREGATE).
-c10::cuda::CUDACachingAllocator::Stat ReservedBytes(const std::string& device) {
+auto ReservedBytes(const std::string& device) {
   return c10::cuda::CUDACachingAllocator::getDeviceStats(CudaIndex(device)).reserved_bytes[0];
 }
 
