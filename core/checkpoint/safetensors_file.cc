@@ -179,17 +179,10 @@ absl::Status ParseMetadata(absl::string_view file, const Json& value,
   return absl::OkStatus();
 }
 
-absl::Status ParseTensor(absl::string_view file, const std::string& name,
-                         const Json& entry, const char* data_begin,
-                         uint64_t data_size, SafetensorsTensor* tensor) {
-  if (!entry.is_object()) {
-    return TensorError(
-        file, name,
-        absl::StrCat("entry must be an object, got ", JsonTypeName(entry)));
-  }
-  tensor->name = name;
-
-  // dtype
+// The tensor's "dtype" entry; `dtype_name_out` gets its spelling.
+absl::Status ParseTensorDType(absl::string_view file, const std::string& name,
+                              const Json& entry, SafetensorsTensor* tensor,
+                              std::string* dtype_name_out) {
   auto dtype_it = entry.find("dtype");
   if (dtype_it == entry.end()) {
     return TensorError(file, name, "missing \"dtype\"");
@@ -206,8 +199,14 @@ absl::Status ParseTensor(absl::string_view file, const std::string& name,
         file, name, absl::StrCat("unknown dtype \"", Echo(dtype_name), "\""));
   }
   tensor->dtype = *dtype;
+  *dtype_name_out = dtype_name;
 
-  // shape
+  return absl::OkStatus();
+}
+
+// The tensor's "shape" entry: non-negative dimensions that fit in int64.
+absl::Status ParseTensorShape(absl::string_view file, const std::string& name,
+                              const Json& entry, SafetensorsTensor* tensor) {
   auto shape_it = entry.find("shape");
   if (shape_it == entry.end()) {
     return TensorError(file, name, "missing \"shape\"");
@@ -236,7 +235,13 @@ absl::Status ParseTensor(absl::string_view file, const std::string& name,
     tensor->shape.push_back(static_cast<int64_t>(value));
   }
 
-  // data_offsets
+  return absl::OkStatus();
+}
+
+// The tensor's "data_offsets" entry: [begin, end) inside the data buffer.
+absl::Status ParseTensorOffsets(absl::string_view file, const std::string& name,
+                                const Json& entry, uint64_t data_size, uint64_t* begin_out,
+                                uint64_t* end_out) {
   auto offsets_it = entry.find("data_offsets");
   if (offsets_it == entry.end()) {
     return TensorError(file, name, "missing \"data_offsets\"");
@@ -269,6 +274,27 @@ absl::Status ParseTensor(absl::string_view file, const std::string& name,
                                     data_size, " bytes"));
   }
 
+  *begin_out = begin;
+  *end_out = end;
+  return absl::OkStatus();
+}
+
+absl::Status ParseTensor(absl::string_view file, const std::string& name,
+                         const Json& entry, const char* data_begin,
+                         uint64_t data_size, SafetensorsTensor* tensor) {
+  if (!entry.is_object()) {
+    return TensorError(
+        file, name,
+        absl::StrCat("entry must be an object, got ", JsonTypeName(entry)));
+  }
+  tensor->name = name;
+  std::string dtype_name;
+  uint64_t begin = 0, end = 0;
+  absl::Status status = ParseTensorDType(file, name, entry, tensor, &dtype_name);
+  if (status.ok()) status = ParseTensorShape(file, name, entry, tensor);
+  if (status.ok()) status = ParseTensorOffsets(file, name, entry, data_size, &begin, &end);
+  if (!status.ok()) return status;
+
   absl::StatusOr<uint64_t> expected =
       SafetensorsByteSize(tensor->dtype, tensor->shape);
   if (!expected.ok()) {
@@ -283,6 +309,44 @@ absl::Status ParseTensor(absl::string_view file, const std::string& name,
   }
   tensor->data = data_begin + begin;
   tensor->size_bytes = static_cast<size_t>(end - begin);
+  return absl::OkStatus();
+}
+
+// Sorts `tensors` into file (offset) order and rejects overlaps between
+// non-empty ones, naming both.
+absl::Status CheckNoOverlaps(absl::string_view file, const char* data_begin,
+                             std::vector<SafetensorsTensor>* tensors) {
+  // File (offset) order; then reject overlaps between non-empty tensors.
+  std::sort(
+      tensors->begin(), tensors->end(),
+      [](const SafetensorsTensor& a, const SafetensorsTensor& b) {
+        const char* a_end = static_cast<const char*>(a.data) + a.size_bytes;
+        const char* b_end = static_cast<const char*>(b.data) + b.size_bytes;
+        if (a.data != b.data) {
+          return std::less<const void*>()(a.data, b.data);
+        }
+        if (a_end != b_end) return std::less<const char*>()(a_end, b_end);
+        return a.name < b.name;
+      });
+  const SafetensorsTensor* furthest = nullptr;  // Non-empty, max end.
+  const char* furthest_end = data_begin;
+  for (const SafetensorsTensor& t : *tensors) {
+    if (t.size_bytes == 0) continue;
+    const char* begin = static_cast<const char*>(t.data);
+    if (furthest != nullptr && begin < furthest_end) {
+      return TensorError(
+          file, t.name,
+          absl::StrCat("data [", begin - data_begin, ", ",
+                       begin - data_begin + t.size_bytes,
+                       ") overlaps tensor \"", Echo(furthest->name), "\" [",
+                       static_cast<const char*>(furthest->data) - data_begin,
+                       ", ", furthest_end - data_begin, ")"));
+    }
+    if (furthest == nullptr || begin + t.size_bytes > furthest_end) {
+      furthest = &t;
+      furthest_end = begin + t.size_bytes;
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -342,38 +406,7 @@ absl::Status ParseHeader(absl::string_view file, absl::string_view header,
     return FileError(file, absl::StrCat("bad header: ", e.what()));
   }
 
-  // File (offset) order; then reject overlaps between non-empty tensors.
-  std::sort(
-      out->tensors.begin(), out->tensors.end(),
-      [](const SafetensorsTensor& a, const SafetensorsTensor& b) {
-        const char* a_end = static_cast<const char*>(a.data) + a.size_bytes;
-        const char* b_end = static_cast<const char*>(b.data) + b.size_bytes;
-        if (a.data != b.data) {
-          return std::less<const void*>()(a.data, b.data);
-        }
-        if (a_end != b_end) return std::less<const char*>()(a_end, b_end);
-        return a.name < b.name;
-      });
-  const SafetensorsTensor* furthest = nullptr;  // Non-empty, max end.
-  const char* furthest_end = data_begin;
-  for (const SafetensorsTensor& t : out->tensors) {
-    if (t.size_bytes == 0) continue;
-    const char* begin = static_cast<const char*>(t.data);
-    if (furthest != nullptr && begin < furthest_end) {
-      return TensorError(
-          file, t.name,
-          absl::StrCat("data [", begin - data_begin, ", ",
-                       begin - data_begin + t.size_bytes,
-                       ") overlaps tensor \"", Echo(furthest->name), "\" [",
-                       static_cast<const char*>(furthest->data) - data_begin,
-                       ", ", furthest_end - data_begin, ")"));
-    }
-    if (furthest == nullptr || begin + t.size_bytes > furthest_end) {
-      furthest = &t;
-      furthest_end = begin + t.size_bytes;
-    }
-  }
-  return absl::OkStatus();
+  return CheckNoOverlaps(file, data_begin, &out->tensors);
 }
 
 }  // namespace

@@ -168,8 +168,6 @@ absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> Gpt2Tokenizer::Create(
     absl::string_view vocab_json, absl::string_view merges_txt,
     absl::string_view vocab_name, absl::string_view merges_name) {
   std::unique_ptr<Gpt2Tokenizer> tok(new Gpt2Tokenizer());
-
-  // --- vocab.json ---
   absl::StatusOr<std::unordered_map<std::string, int32_t>> parsed =
       ParseVocabJson(vocab_json);
   if (!parsed.ok()) {
@@ -177,21 +175,30 @@ absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> Gpt2Tokenizer::Create(
         absl::StrCat(vocab_name, ": ", parsed.status().message()));
   }
   const std::unordered_map<std::string, int32_t>& vocab = *parsed;
+  absl::Status status = tok->SetVocab(vocab, vocab_name);
+  if (status.ok()) status = tok->SetMerges(merges_txt, vocab, merges_name);
+  if (status.ok()) status = tok->CompilePattern();
+  if (!status.ok()) return status;
+  return tok;
+}
+
+absl::Status Gpt2Tokenizer::SetVocab(const std::unordered_map<std::string, int32_t>& vocab,
+                                     absl::string_view vocab_name) {
   if (vocab.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(vocab_name, ": the vocab is empty"));
   }
   int32_t max_id = 0;
   for (const auto& [token, id] : vocab) max_id = std::max(max_id, id);
-  tok->token_bytes_.resize(static_cast<size_t>(max_id) + 1);
-  tok->valid_.assign(static_cast<size_t>(max_id) + 1, false);
+  token_bytes_.resize(static_cast<size_t>(max_id) + 1);
+  valid_.assign(static_cast<size_t>(max_id) + 1, false);
   for (const auto& [token, id] : vocab) {
-    if (tok->valid_[id]) {
+    if (valid_[id]) {
       return absl::InvalidArgumentError(absl::StrCat(
           vocab_name, ": id ", id, " is used by more than one token"));
     }
-    tok->valid_[id] = true;
-    tok->token_bytes_[id] = TokenToBytes(token);
+    valid_[id] = true;
+    token_bytes_[id] = TokenToBytes(token);
   }
   const ByteLevelTables& tables = Tables();
   for (int b = 0; b < 256; ++b) {
@@ -203,17 +210,22 @@ absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> Gpt2Tokenizer::Create(
           vocab_name, ": the vocab lacks the byte-level symbol \"", symbol,
           "\" for byte ", b));
     }
-    tok->byte_ids_[b] = it->second;
+    byte_ids_[b] = it->second;
   }
   auto eos = vocab.find(std::string(kEndOfText));
-  tok->end_of_text_id_ = eos == vocab.end() ? -1 : eos->second;
+  end_of_text_id_ = eos == vocab.end() ? -1 : eos->second;
 
-  // --- merges.txt ---
+  return absl::OkStatus();
+}
+
+absl::Status Gpt2Tokenizer::SetMerges(absl::string_view merges_txt,
+                                      const std::unordered_map<std::string, int32_t>& vocab,
+                                      absl::string_view merges_name) {
   const std::vector<absl::string_view> lines = absl::StrSplit(merges_txt, '\n');
   size_t capacity = 16;
   while (capacity < 2 * lines.size()) capacity *= 2;
-  tok->merge_slots_.assign(capacity, MergeSlot{kEmptyKey, 0, 0});
-  tok->merge_mask_ = capacity - 1;
+  merge_slots_.assign(capacity, MergeSlot{kEmptyKey, 0, 0});
+  merge_mask_ = capacity - 1;
   int32_t rank = 0;
   int line_number = 0;
   for (absl::string_view line : lines) {
@@ -247,10 +259,13 @@ absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> Gpt2Tokenizer::Create(
     }
     // As in the reference implementations, a repeated pair keeps its last
     // rank.
-    tok->InsertMerge(left->second, right->second, rank++, result->second);
+    InsertMerge(left->second, right->second, rank++, result->second);
   }
 
-  // --- pre-tokenization regex ---
+  return absl::OkStatus();
+}
+
+absl::Status Gpt2Tokenizer::CompilePattern() {
   // GPT-2's pattern minus the `\s+(?!\S)` branch, which Encode emulates.
   const std::string pattern = absl::StrCat(
       R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^)", kWhitespaceClass,
@@ -258,12 +273,12 @@ absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> Gpt2Tokenizer::Create(
   re2::RE2::Options options;
   options.set_log_errors(false);
   options.set_max_mem(int64_t{64} << 20);
-  tok->pattern_ = std::make_unique<re2::RE2>(pattern, options);
-  if (!tok->pattern_->ok()) {
+  pattern_ = std::make_unique<re2::RE2>(pattern, options);
+  if (!pattern_->ok()) {
     return absl::InternalError(absl::StrCat(
-        "cannot compile the pre-tokenization regex: ", tok->pattern_->error()));
+        "cannot compile the pre-tokenization regex: ", pattern_->error()));
   }
-  return tok;
+  return absl::OkStatus();
 }
 
 std::vector<int32_t> Gpt2Tokenizer::Encode(absl::string_view text) const {

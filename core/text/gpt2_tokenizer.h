@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -105,6 +106,15 @@ class Gpt2Tokenizer : public Tokenizer {
   static absl::StatusOr<std::unique_ptr<Gpt2Tokenizer>> Create(
       absl::string_view vocab_json, absl::string_view merges_txt,
       absl::string_view vocab_name, absl::string_view merges_name);
+
+  // The steps of Create: the vocab (token bytes, byte symbols, the
+  // end-of-text id), the merge table, and the pre-tokenization regex.
+  absl::Status SetVocab(const std::unordered_map<std::string, int32_t>& vocab,
+                        absl::string_view vocab_name);
+  absl::Status SetMerges(absl::string_view merges_txt,
+                         const std::unordered_map<std::string, int32_t>& vocab,
+                         absl::string_view merges_name);
+  absl::Status CompilePattern();
 
   // Encodes text that contains no special token, appending to `out`.
   void EncodeOrdinary(absl::string_view text, std::vector<int32_t>* out) const;
