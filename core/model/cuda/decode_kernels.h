@@ -1,5 +1,5 @@
 // The decode step's CUDA kernels, behind plain-pointer launchers (no Torch
-// headers, so nvcc compiles the .cu files alone). core/cuda/decode_ops.h wraps
+// headers, so nvcc compiles the .cu files alone). core/model/cuda/decode_ops.h wraps
 // them for ATen tensors. Every launcher enqueues on `stream`, never
 // synchronizes and allocates nothing, so all are safe inside CUDA graph
 // capture. Tensors are row-major and contiguous unless said otherwise.
