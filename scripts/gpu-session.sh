@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One device call that builds Tandem against the GPU machine's CUDA LibTorch
 # and runs the named steps, writing logs under $OUT and printing short
-# summaries (see ../shared/device/README.md for the machine). Run through the
-# device tool with carry [".device", "third_party"]:
+# summaries (see ../shared/device/README.md for the machine). Prepare the
+# package bundle here with `../shared/device/fetch-debs.sh && scripts/device-debs.sh`,
+# then run through the device tool with carry [".device", "third_party"]:
 #
 #   bash scripts/gpu-session.sh test bench
 #

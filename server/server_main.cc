@@ -21,13 +21,18 @@
 #include "core/model/model_options.h"
 #include "core/model/torch_runtime.h"
 #include "server/generation_service.h"
-#include "server/http/metrics_http_server.h"
+#include "server/http/http_server.h"
+#include "server/http/metrics_routes.h"
 #include "server/server_metrics.h"
 
 ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
           "host:port for gRPC (port 0 picks a free port; the log says which)");
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9400",
-          "host:port for HTTP /metrics, /healthz and /readyz; empty disables it");
+          "host:port of the HTTP port (/metrics, /healthz, /readyz); empty disables it");
+ABSL_FLAG(int32_t, http_threads, 64,
+          "HTTP connections served at once (each holds a thread while open; more wait)");
+ABSL_FLAG(absl::Duration, http_timeout, absl::Seconds(5),
+          "HTTP read and write timeout per operation, and the keep-alive idle timeout");
 ABSL_FLAG(std::string, model, "",
           "Hugging Face checkpoint directory (config.json, whose model_type names the "
           "family, model.safetensors and the tokenizer's files). Empty: the embedded "
@@ -67,6 +72,52 @@ std::string BoundAddress(const std::string& listen, int port) {
                       ":", port);
 }
 
+// The HTTP port, started before the model loads: /healthz answers while it
+// loads (and /readyz says 503), and its threads exist before CUDA reserves
+// address space. Null when --metrics_listen is empty.
+absl::StatusOr<std::unique_ptr<HttpServer>> StartHttp(const ServerMetrics& metrics,
+                                                      std::shared_ptr<std::atomic<bool>> ready) {
+  HttpServerOptions options;
+  options.listen = absl::GetFlag(FLAGS_metrics_listen);
+  if (options.listen.empty()) return nullptr;
+  options.threads = absl::GetFlag(FLAGS_http_threads);
+  options.read_timeout = options.write_timeout = options.keep_alive_timeout =
+      absl::GetFlag(FLAGS_http_timeout);
+  absl::StatusOr<std::unique_ptr<HttpServer>> http = HttpServer::Bind(options);
+  if (!http.ok()) return http.status();
+  AddMetricsRoutes(metrics.registry(), std::move(ready), http->get());
+  (*http)->Start();
+  LogInfo("HTTP /metrics, /healthz, /readyz on ", BoundAddress(options.listen, (*http)->port()),
+          " (", options.threads, " threads)");
+  return http;
+}
+
+absl::StatusOr<LoadedModel> LoadServedModel() {
+  ModelOptions options;
+  options.model_dir = absl::GetFlag(FLAGS_model);
+  options.embedded_seed = absl::GetFlag(FLAGS_seed);
+  options.max_slots = absl::GetFlag(FLAGS_max_slots);
+  options.max_context = absl::GetFlag(FLAGS_max_context);
+  options.dtype = absl::GetFlag(FLAGS_dtype);
+  options.device = absl::GetFlag(FLAGS_device);
+  options.cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs);
+  options.kv_cache = absl::GetFlag(FLAGS_kv_cache);
+  return LoadModel(options);
+}
+
+// Builds and starts the gRPC server (service, health, reflection); null when
+// the address cannot be bound. `port` gets the bound port.
+std::unique_ptr<grpc::Server> StartGrpc(GenerationService* service, int* port) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(absl::GetFlag(FLAGS_listen), grpc::InsecureServerCredentials(), port);
+  builder.RegisterService(service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || *port == 0) return nullptr;
+  return server;
+}
+
 int Serve() {
   // Signals are taken by sigwait below; every thread inherits this mask.
   sigset_t signals;
@@ -74,43 +125,23 @@ int Serve() {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
   LogInfo("tandem-server starting: LibTorch ", TorchVersion(),
           CudaAvailable() ? ", CUDA available" : ", no CUDA device");
-  // The HTTP endpoint starts first: /healthz answers while the model loads
-  // (and /readyz says 503), and its threads exist before CUDA reserves
-  // address space.
-  ServerMetrics metrics({TANDEM_VERSION, TorchVersion(), CudaAvailable() ? "yes" : "no"});
-  std::atomic<bool> ready{false};
-  std::unique_ptr<MetricsHttpServer> http;
-  if (const std::string metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
-      !metrics_listen.empty()) {
-    absl::StatusOr<std::unique_ptr<MetricsHttpServer>> started = MetricsHttpServer::Start(
-        metrics_listen, &metrics.registry(), [&ready] { return ready.load(); });
-    if (!started.ok()) {
-      LogError("cannot serve metrics: ", started.status().ToString());
-      return 1;
-    }
-    http = *std::move(started);
-    LogInfo("HTTP /metrics, /healthz, /readyz on ", BoundAddress(metrics_listen, http->port()));
-  }
-  ModelOptions model_options;
-  model_options.model_dir = absl::GetFlag(FLAGS_model);
-  model_options.embedded_seed = absl::GetFlag(FLAGS_seed);
-  model_options.max_slots = absl::GetFlag(FLAGS_max_slots);
-  model_options.max_context = absl::GetFlag(FLAGS_max_context);
-  model_options.dtype = absl::GetFlag(FLAGS_dtype);
-  model_options.device = absl::GetFlag(FLAGS_device);
-  model_options.cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs);
-  model_options.kv_cache = absl::GetFlag(FLAGS_kv_cache);
-  absl::StatusOr<LoadedModel> loaded = LoadModel(model_options);
-  if (!loaded.ok()) {
-    LogError("cannot load the model: ", loaded.status().ToString());
-    return 1;
-  }
   const int32_t max_queue = absl::GetFlag(FLAGS_max_queue);
   if (max_queue < 1) {
     LogError("--max_queue must be >= 1");
+    return 1;
+  }
+  ServerMetrics metrics({TANDEM_VERSION, TorchVersion(), CudaAvailable() ? "yes" : "no"});
+  auto ready = std::make_shared<std::atomic<bool>>(false);
+  absl::StatusOr<std::unique_ptr<HttpServer>> http = StartHttp(metrics, ready);
+  if (!http.ok()) {
+    LogError("cannot serve HTTP: ", http.status().ToString());
+    return 1;
+  }
+  absl::StatusOr<LoadedModel> loaded = LoadServedModel();
+  if (!loaded.ok()) {
+    LogError("cannot load the model: ", loaded.status().ToString());
     return 1;
   }
   const ModelDescription& model = loaded->runner->description();
@@ -119,29 +150,21 @@ int Serve() {
   engine_options.max_queue = max_queue;
   engine_options.max_prefill_tokens_per_step = absl::GetFlag(FLAGS_max_prefill_tokens);
   engine_options.pipeline = absl::GetFlag(FLAGS_pipeline);
-  Engine engine(engine_options, std::move(loaded->runner), loaded->tokenizer.get(),
-                &metrics);
-  LogInfo("engine: ", model.runner, ", ",
+  Engine engine(engine_options, std::move(loaded->runner), loaded->tokenizer.get(), &metrics);
+  LogInfo("engine: ", engine.model().runner, ", ",
           engine.pipelined() ? "double-buffered pipeline" : "synchronous steps");
   GenerationService service(&engine, loaded->tokenizer.get(), &metrics, max_queue);
-
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  grpc::ServerBuilder builder;
   int port = 0;
-  const std::string listen = absl::GetFlag(FLAGS_listen);
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr || port == 0) {
-    LogError("cannot listen on ", listen, " (address in use or invalid?)");
+  std::unique_ptr<grpc::Server> server = StartGrpc(&service, &port);
+  if (server == nullptr) {
+    LogError("cannot listen on ", absl::GetFlag(FLAGS_listen), " (address in use or invalid?)");
     return 1;
   }
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
   health->SetServingStatus(true);
-  ready = true;
-  LogInfo("gRPC listening on ", BoundAddress(listen, port), " (service tandem.v1.Generation, ",
-          "health, reflection); queue ", max_queue);
+  *ready = true;
+  LogInfo("gRPC listening on ", BoundAddress(absl::GetFlag(FLAGS_listen), port),
+          " (service tandem.v1.Generation, health, reflection); queue ", max_queue);
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);
@@ -150,7 +173,7 @@ int Serve() {
           ": no longer accepting requests; running streams get up to ",
           absl::FormatDuration(grace), " to finish");
   health->SetServingStatus(false);
-  ready = false;
+  *ready = false;
   const int cut_off = engine.Shutdown(grace);
   if (cut_off > 0) LogInfo("cut off ", cut_off, " unfinished requests");
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));

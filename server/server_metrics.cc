@@ -1,38 +1,50 @@
 #include "server/server_metrics.h"
 
-#include "server/metrics/buckets.h"
-#include "server/metrics/family.h"
+#include <cmath>
+#include <utility>
 
 namespace tandem {
 namespace {
 
-// Families are registered once with fixed, valid names; a failure here is a
-// programming error caught by the tests, so the result is unwrapped.
-template <typename T>
-metrics::Family<T>* Must(absl::StatusOr<metrics::Family<T>*> family) {
-  return family.ok() ? *family : nullptr;
+using prometheus::Histogram;
+
+// start, start * factor, ... (count bounds), as the dashboard's buckets.
+Histogram::BucketBoundaries ExponentialBuckets(double start, double factor, int count) {
+  Histogram::BucketBoundaries bounds;
+  for (int i = 0; i < count; ++i) bounds.push_back(start * std::pow(factor, i));
+  return bounds;
 }
 
 // Step-scale buckets: 10 µs .. ~40 s, x2 per bucket.
-std::vector<double> StepBuckets() { return metrics::ExponentialBuckets(1e-5, 2, 22); }
+Histogram::BucketBoundaries StepBuckets() { return ExponentialBuckets(1e-5, 2, 22); }
 // Request-scale buckets: 1 ms .. ~9 min.
-std::vector<double> RequestBuckets() { return metrics::ExponentialBuckets(1e-3, 2, 20); }
+Histogram::BucketBoundaries RequestBuckets() { return ExponentialBuckets(1e-3, 2, 20); }
 
 }  // namespace
 
-ServerMetrics::ServerMetrics(BuildInfo build) : build_(std::move(build)) {
-  metrics::Registry& r = registry_;
-  auto* requests = Must(r.AddCounterFamily(
-      "tandem_requests_total", "Requests by how they ended (rejected: refused before queueing)."));
+ServerMetrics::ServerMetrics(BuildInfo build)
+    : build_(std::move(build)), registry_(std::make_shared<prometheus::Registry>()) {
+  prometheus::Registry& r = *registry_;
+  auto& requests =
+      prometheus::BuildCounter()
+          .Name("tandem_requests_total")
+          .Help("Requests by how they ended (rejected: refused before queueing).")
+          .Register(r);
   for (FinishReason reason : {FinishReason::kStop, FinishReason::kLength,
                               FinishReason::kCancelled, FinishReason::kDeadline,
                               FinishReason::kShutdown, FinishReason::kError}) {
     finished_[static_cast<int>(reason)] =
-        &requests->Add({{"finish_reason", std::string(FinishReasonName(reason))}});
+        &requests.Add({{"finish_reason", std::string(FinishReasonName(reason))}});
   }
-  rejected_ = &requests->Add({{"finish_reason", "rejected"}});
-  auto histogram = [&](const char* name, const char* help, std::vector<double> buckets) {
-    return &Must(r.AddHistogramFamily(name, help, std::move(buckets)))->Add({});
+  rejected_ = &requests.Add({{"finish_reason", "rejected"}});
+  auto histogram = [&](const char* name, const char* help, Histogram::BucketBoundaries buckets) {
+    return &prometheus::BuildHistogram().Name(name).Help(help).Register(r).Add({}, buckets);
+  };
+  auto counter = [&](const char* name, const char* help) {
+    return &prometheus::BuildCounter().Name(name).Help(help).Register(r).Add({});
+  };
+  auto gauge = [&](const char* name, const char* help) {
+    return &prometheus::BuildGauge().Name(name).Help(help).Register(r).Add({});
   };
   queue_seconds_ = histogram("tandem_request_queue_seconds",
                              "Time from arrival to the start of prefill.", RequestBuckets());
@@ -42,37 +54,38 @@ ServerMetrics::ServerMetrics(BuildInfo build) : build_(std::move(build)) {
                                    "Time between consecutive tokens of a sequence.", StepBuckets());
   request_seconds_ = histogram("tandem_request_duration_seconds",
                                "Time from arrival to the last token.", RequestBuckets());
-  prompt_tokens_ = &Must(r.AddCounterFamily("tandem_prompt_tokens_total",
-                                            "Prompt tokens prefilled."))->Add({});
-  generation_tokens_ = &Must(r.AddCounterFamily("tandem_generation_tokens_total",
-                                                "Tokens generated."))->Add({});
-  auto gauge = [&](const char* name, const char* help) {
-    return &Must(r.AddGaugeFamily(name, help))->Add({});
-  };
+  prompt_tokens_ = counter("tandem_prompt_tokens_total", "Prompt tokens prefilled.");
+  generation_tokens_ = counter("tandem_generation_tokens_total", "Tokens generated.");
   running_ = gauge("tandem_requests_running", "Requests holding a KV slot.");
   waiting_ = gauge("tandem_requests_waiting", "Requests waiting for a KV slot.");
   slots_used_ = gauge("tandem_kv_slots_used", "KV slots in use.");
-  slots_total_ = gauge("tandem_kv_slots_capacity", "KV slots allocated (named _capacity, not _total: promtool reserves _total for counters).");
-  auto* step_duration = Must(r.AddHistogramFamily(
-      "tandem_step_duration_seconds", "Wall time of the prefill and decode parts of engine steps.",
-      StepBuckets()));
-  prefill_step_seconds_ = &step_duration->Add({{"phase", "prefill"}});
-  decode_step_seconds_ = &step_duration->Add({{"phase", "decode"}});
+  slots_total_ = gauge("tandem_kv_slots_capacity",
+                       "KV slots allocated (named _capacity, not _total: promtool reserves "
+                       "_total for counters).");
+  auto& step_duration =
+      prometheus::BuildHistogram()
+          .Name("tandem_step_duration_seconds")
+          .Help("Wall time of the prefill and decode parts of engine steps.")
+          .Register(r);
+  prefill_step_seconds_ = &step_duration.Add({{"phase", "prefill"}}, StepBuckets());
+  decode_step_seconds_ = &step_duration.Add({{"phase", "decode"}}, StepBuckets());
   step_batch_size_ = histogram("tandem_step_batch_size", "Sequences in each decode step.",
-                               metrics::ExponentialBuckets(1, 2, 11));
+                               ExponentialBuckets(1, 2, 11));
   step_gpu_idle_seconds_ = histogram(
       "tandem_step_gpu_idle_seconds",
       "GPU idle time between the end of the previous step and the start of this one "
       "(0 on the CPU).", StepBuckets());
-  gpu_idle_seconds_total_ = &Must(r.AddCounterFamily(
-      "tandem_gpu_idle_seconds_total", "Sum of GPU idle time before steps."))->Add({});
-  gpu_busy_seconds_total_ = &Must(r.AddCounterFamily(
-      "tandem_gpu_busy_seconds_total",
-      "Sum of GPU busy time in steps (on the CPU: step wall time)."))->Add({});
+  gpu_idle_seconds_total_ =
+      counter("tandem_gpu_idle_seconds_total", "Sum of GPU idle time before steps.");
+  gpu_busy_seconds_total_ = counter("tandem_gpu_busy_seconds_total",
+                                    "Sum of GPU busy time in steps (on the CPU: step wall time).");
   step_host_wait_seconds_ = histogram(
       "tandem_step_host_wait_seconds",
       "Time the engine thread blocked waiting for the device in each step.", StepBuckets());
-  build_info_ = Must(r.AddGaugeFamily("tandem_build_info", "Build and model information; value 1."));
+  build_info_ = &prometheus::BuildGauge()
+                     .Name("tandem_build_info")
+                     .Help("Build and model information; value 1.")
+                     .Register(r);
 }
 
 void ServerMetrics::OnModelLoaded(const std::string& device, const std::string& model,

@@ -6,12 +6,16 @@
 #include <array>
 #include <string>
 
+#include <memory>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
 #include "core/engine/engine_observer.h"
 #include "core/engine/finish_reason.h"
-#include "server/metrics/counter.h"
-#include "server/metrics/gauge.h"
-#include "server/metrics/histogram.h"
-#include "server/metrics/registry.h"
 
 namespace tandem {
 
@@ -19,10 +23,12 @@ struct BuildInfo {
   std::string version, torch, cuda;
 };
 
-// Owns the registry and every tandem_* family. Threading: the EngineObserver
-// methods run on the engine thread, OnRejected on gRPC threads; every update
-// is a lock-free atomic on a child looked up once, at construction, so the
-// hot path neither locks nor allocates.
+// Owns (shares) the prometheus-cpp registry and every tandem_* family.
+// Threading: the EngineObserver methods run on the engine thread, OnRejected
+// on gRPC threads, Collect on HTTP threads; prometheus-cpp's metrics are
+// thread-safe. Every child is looked up once, at construction, so the hot
+// path does not search families (counters and gauges are atomics; a
+// histogram observation takes its own short mutex).
 class ServerMetrics : public EngineObserver {
  public:
   explicit ServerMetrics(BuildInfo build);
@@ -39,32 +45,33 @@ class ServerMetrics : public EngineObserver {
   // A request refused before it was queued (invalid, queue full, shutting down).
   void OnRejected();
 
-  const metrics::Registry& registry() const { return registry_; }
+  // Shared with the HTTP /metrics route.
+  std::shared_ptr<const prometheus::Registry> registry() const { return registry_; }
 
  private:
   const BuildInfo build_;
-  metrics::Registry registry_;
-  metrics::Family<metrics::Gauge>* build_info_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Gauge>* build_info_;
   // tandem_requests_total, by FinishReason (indexed by its value), + rejected.
-  std::array<metrics::Counter*, 6> finished_{};
-  metrics::Counter* rejected_;
-  metrics::Histogram* queue_seconds_;
-  metrics::Histogram* ttft_seconds_;
-  metrics::Histogram* inter_token_seconds_;
-  metrics::Histogram* request_seconds_;
-  metrics::Counter* prompt_tokens_;
-  metrics::Counter* generation_tokens_;
-  metrics::Gauge* running_;
-  metrics::Gauge* waiting_;
-  metrics::Gauge* slots_used_;
-  metrics::Gauge* slots_total_;
-  metrics::Histogram* prefill_step_seconds_;
-  metrics::Histogram* decode_step_seconds_;
-  metrics::Histogram* step_batch_size_;
-  metrics::Histogram* step_gpu_idle_seconds_;
-  metrics::Counter* gpu_idle_seconds_total_;
-  metrics::Counter* gpu_busy_seconds_total_;
-  metrics::Histogram* step_host_wait_seconds_;
+  std::array<prometheus::Counter*, 6> finished_{};
+  prometheus::Counter* rejected_;
+  prometheus::Histogram* queue_seconds_;
+  prometheus::Histogram* ttft_seconds_;
+  prometheus::Histogram* inter_token_seconds_;
+  prometheus::Histogram* request_seconds_;
+  prometheus::Counter* prompt_tokens_;
+  prometheus::Counter* generation_tokens_;
+  prometheus::Gauge* running_;
+  prometheus::Gauge* waiting_;
+  prometheus::Gauge* slots_used_;
+  prometheus::Gauge* slots_total_;
+  prometheus::Histogram* prefill_step_seconds_;
+  prometheus::Histogram* decode_step_seconds_;
+  prometheus::Histogram* step_batch_size_;
+  prometheus::Histogram* step_gpu_idle_seconds_;
+  prometheus::Counter* gpu_idle_seconds_total_;
+  prometheus::Counter* gpu_busy_seconds_total_;
+  prometheus::Histogram* step_host_wait_seconds_;
 };
 
 }  // namespace tandem

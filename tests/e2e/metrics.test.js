@@ -34,6 +34,14 @@ test('health endpoints', async () => {
   assert.equal((await httpGet(`http://${server.metricsAddress}/healthz`)).status, 200);
   assert.equal((await httpGet(`http://${server.metricsAddress}/readyz`)).status, 200);
   assert.equal((await httpGet(`http://${server.metricsAddress}/nope`)).status, 404);
+  const post = await new Promise((resolve, reject) => {
+    const req = require('node:http').request(`http://${server.metricsAddress}/metrics`, { method: 'POST' },
+      (res) => { res.resume(); res.on('end', () => resolve(res)); });
+    req.on('error', reject);
+    req.end();
+  });
+  assert.equal(post.statusCode, 405);
+  assert.equal(post.headers.allow, 'GET, HEAD');
 });
 
 test('/metrics counts exactly what was served', async () => {
@@ -77,6 +85,61 @@ test('/metrics counts exactly what was served', async () => {
   assert.ok(text.includes('tandem_build_info{'));
   assert.equal(sample(text, 'tandem_step_gpu_idle_seconds_bucket{le="+Inf"}'),
     sample(text, 'tandem_step_gpu_idle_seconds_count'));
+});
+
+// The set of series is the one the hand-written Prometheus client exported
+// before prometheus-cpp replaced it (tests/e2e/data/metric_series.txt, taken
+// from that build's /metrics): the dashboard and the rules keep working.
+// Bucket bounds are compared as numbers (each client prints floats its way).
+test('the same series as the earlier metrics client', async () => {
+  const normalize = (series) => series.replace(/le="([^"]+)"/, (m, le) => `le="${Number(le)}"`);
+  const expected = fs.readFileSync(path.join(__dirname, 'data/metric_series.txt'), 'utf8')
+    .split('\n').filter((l) => l && !l.startsWith('#')).map(normalize).sort();
+  const { body } = await httpGet(`http://${server.metricsAddress}/metrics`);
+  const got = body.split('\n').filter((l) => l && !l.startsWith('#'))
+    .map((l) => normalize(l.slice(0, l.lastIndexOf(' '))))
+    .filter((s) => !s.startsWith('tandem_build_info')).sort();
+  assert.deepEqual(got, expected);
+  for (const line of ['# TYPE tandem_requests_total counter', '# TYPE tandem_step_duration_seconds histogram',
+    '# TYPE tandem_kv_slots_capacity gauge']) {
+    assert.ok(body.includes(line), line);
+  }
+});
+
+// 50 connections that send nothing or trickle a request must not stop a
+// scrape, and their descriptors must be released once they close.
+test('idle and slow HTTP connections do not block /metrics and are released', async () => {
+  const net = require('node:net');
+  const fds = () => fs.readdirSync(`/proc/${server.pid}/fd`).length;
+  const baseline = fds();
+  const [host, port] = server.metricsAddress.split(':');
+  const sockets = [];
+  for (let i = 0; i < 50; i++) {
+    const socket = net.connect(Number(port), host);
+    socket.on('error', () => {});
+    sockets.push(socket);
+  }
+  await Promise.all(sockets.map((s) => new Promise((r) => s.on('connect', r))));
+  const trickle = setInterval(() => sockets.slice(25).forEach((s) => s.write('G')), 200);
+  try {
+    await new Promise((r) => setTimeout(r, 300));
+    const start = Date.now();
+    const { status, body } = await httpGet(`http://${server.metricsAddress}/metrics`);
+    const elapsed = Date.now() - start;
+    assert.equal(status, 200);
+    assert.ok(body.includes('tandem_requests_total'), 'a full exposition');
+    assert.ok(elapsed < 1000, `/metrics answered in ${elapsed} ms with 50 idle or slow connections`);
+    assert.ok(fds() >= baseline + 50, 'the connections are open on the server');
+  } finally {
+    clearInterval(trickle);
+    sockets.forEach((s) => s.destroy());
+  }
+  let now = fds();
+  for (let i = 0; i < 100 && now > baseline; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    now = fds();
+  }
+  assert.ok(now <= baseline, `descriptors back to ${baseline} (now ${now})`);
 });
 
 test('promtool accepts the exposition, the rules and the scrape config', async () => {

@@ -1,0 +1,187 @@
+#include "server/http/http_server.h"
+
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/base/logging.h"
+
+namespace tandem {
+namespace {
+
+// "host:port" -> (host, port); an empty host is every interface.
+absl::Status ParseListen(const std::string& listen, std::string* host, int* port) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos ||
+      !absl::SimpleAtoi(listen.substr(colon + 1), port) || *port < 0 || *port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("HTTP address \"", listen, "\": expected host:port"));
+  }
+  *host = colon == 0 ? "0.0.0.0" : listen.substr(0, colon);
+  return absl::OkStatus();
+}
+
+// The reason phrase of the error statuses the server sends.
+const char* Reason(int status) {
+  switch (status) {
+    case 400: return "bad request";
+    case 404: return "not found";
+    case 405: return "method not allowed";
+    case 413: return "payload too large";
+    case 414: return "URI too long";
+    case 431: return "request header fields too large";
+    case 503: return "service unavailable";
+    default: return status >= 500 ? "server error" : "error";
+  }
+}
+
+// httplib binds with SO_REUSEPORT, so a second server on a busy port would
+// bind too and silently share its connections: first try the address with a
+// plain socket (SO_REUSEADDR only), which fails while anyone listens there.
+absl::Status CheckPortFree(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (::getaddrinfo(host.c_str(), service.c_str(), &hints, &found) != 0 || found == nullptr) {
+    return absl::UnavailableError(absl::StrCat("cannot resolve HTTP host \"", host, "\""));
+  }
+  int error = 0;
+  const int fd = ::socket(found->ai_family, found->ai_socktype, found->ai_protocol);
+  if (fd >= 0) {
+    int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    if (::bind(fd, found->ai_addr, found->ai_addrlen) != 0) error = errno;
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  if (error == 0) return absl::OkStatus();
+  return absl::UnavailableError(
+      absl::StrCat("cannot listen on HTTP address ", host, ":", port, ": ", std::strerror(error)));
+}
+
+time_t WholeSeconds(absl::Duration d) { return static_cast<time_t>(absl::ToInt64Seconds(d)); }
+time_t Micros(absl::Duration d) {
+  return static_cast<time_t>(absl::ToInt64Microseconds(d) % 1000000);
+}
+
+}  // namespace
+
+HttpServer::HttpServer(const HttpServerOptions& options)
+    : options_(options),
+      server_(std::make_unique<httplib::Server>()),
+      allowed_(std::make_shared<std::map<std::string, std::set<std::string>>>()) {
+  const int threads = options_.threads;
+  server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server_->set_read_timeout(WholeSeconds(options_.read_timeout), Micros(options_.read_timeout));
+  server_->set_write_timeout(WholeSeconds(options_.write_timeout),
+                             Micros(options_.write_timeout));
+  server_->set_keep_alive_timeout(WholeSeconds(options_.keep_alive_timeout));
+  server_->set_payload_max_length(options_.max_body_bytes);
+  server_->set_tcp_nodelay(true);  // streamed tokens leave at once
+
+  // Before any route: 431 for a header block over the limits (the library
+  // sets none), 405 for a known path asked with another method (httplib
+  // would say 404).
+  server_->set_pre_routing_handler([allowed = allowed_, options = options_](
+                                       const httplib::Request& request,
+                                       httplib::Response& response) {
+    size_t header_bytes = 0;
+    for (const auto& [key, value] : request.headers) header_bytes += key.size() + value.size() + 4;
+    if (header_bytes > options.max_header_bytes || request.headers.size() > options.max_headers) {
+      response.status = 431;
+      response.set_header("Connection", "close");
+      response.set_content("request header fields too large\n", "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    auto it = allowed->find(request.path);
+    if (it == allowed->end() || it->second.count(request.method) > 0) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    response.status = 405;
+    response.set_header("Allow", absl::StrJoin(it->second, ", "));
+    response.set_content("method not allowed\n", "text/plain");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  server_->set_error_handler([](const httplib::Request&, httplib::Response& response) {
+    if (response.body.empty()) {
+      response.set_content(absl::StrCat(Reason(response.status), "\n"), "text/plain");
+    }
+  });
+}
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Bind(const HttpServerOptions& options) {
+  std::string host;
+  int port = 0;
+  absl::Status parsed = ParseListen(options.listen, &host, &port);
+  if (!parsed.ok()) return parsed;
+  if (options.threads < 1) return absl::InvalidArgumentError("HTTP threads must be >= 1");
+  std::unique_ptr<HttpServer> server(new HttpServer(options));
+  if (port != 0) {
+    absl::Status free = CheckPortFree(host, port);
+    if (!free.ok()) return free;
+  }
+  if (port == 0) {
+    server->port_ = server->server_->bind_to_any_port(host);
+  } else if (server->server_->bind_to_port(host, port)) {
+    server->port_ = port;
+  }
+  if (server->port_ <= 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on HTTP address ", options.listen,
+                                               " (in use, not local, or unresolvable)"));
+  }
+  return server;
+}
+
+void HttpServer::Allow(const std::string& path, const std::string& method) {
+  (*allowed_)[path].insert(method);
+  if (method == "GET") (*allowed_)[path].insert("HEAD");
+}
+
+void HttpServer::Get(const std::string& path, httplib::Server::Handler handler) {
+  Allow(path, "GET");
+  server_->Get(path, std::move(handler));
+}
+
+void HttpServer::Post(const std::string& path, httplib::Server::Handler handler) {
+  Allow(path, "POST");
+  server_->Post(path, std::move(handler));
+}
+
+void HttpServer::Start() {
+  std::promise<void> done;
+  stopped_ = done.get_future();
+  httplib::Server* server = server_.get();
+  thread_ = std::thread([server, done = std::move(done)]() mutable {
+    server->listen_after_bind();
+    done.set_value();
+  });
+}
+
+HttpServer::~HttpServer() {
+  server_->stop();
+  if (!thread_.joinable()) return;
+  if (stopped_.wait_for(absl::ToChronoSeconds(options_.shutdown_timeout)) ==
+      std::future_status::ready) {
+    thread_.join();
+    return;
+  }
+  // A client is still holding a connection (e.g. trickling a request): do
+  // not wait for it. The thread and the server it uses are left to the
+  // process's exit.
+  LogWarning("HTTP: connections still open after ",
+             absl::FormatDuration(options_.shutdown_timeout), "; not waiting for them");
+  thread_.detach();
+  (void)server_.release();
+}
+
+}  // namespace tandem

@@ -1,0 +1,174 @@
+// The HTTP front door on a real loopback socket: the metrics and probe
+// routes, and what it answers to bad requests, slow clients and overload.
+#include "server/http/http_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <prometheus/counter.h>
+#include <prometheus/registry.h>
+
+#include "absl/time/clock.h"
+#include "server/http/metrics_routes.h"
+#include "server/server_metrics.h"
+
+namespace tandem {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// A connected TCP socket to 127.0.0.1:port; closes on destruction.
+class RawClient {
+ public:
+  explicit RawClient(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  }
+  ~RawClient() { ::close(fd_); }
+  bool connected() const { return connected_; }
+  void Send(const std::string& bytes) { (void)::send(fd_, bytes.data(), bytes.size(), 0); }
+  // Everything until the server closes the connection (or 10 s pass).
+  std::string ReadAll() {
+    timeval timeout{10, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    std::string out;
+    char buffer[4096];
+    ssize_t n;
+    while ((n = ::recv(fd_, buffer, sizeof(buffer), 0)) > 0) out.append(buffer, n);
+    return out;
+  }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+};
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void Start(HttpServerOptions options = {}) {
+    options.listen = "127.0.0.1:0";
+    auto server = HttpServer::Bind(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    AddMetricsRoutes(metrics_.registry(), ready_, server_.get());
+    server_->Start();
+  }
+  // One request on a fresh connection; the whole response.
+  std::string Request(const std::string& request) {
+    RawClient client(server_->port());
+    EXPECT_TRUE(client.connected());
+    client.Send(request);
+    return client.ReadAll();
+  }
+  std::string Get(const std::string& path) {
+    return Request("GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  }
+
+  ServerMetrics metrics_{{"test", "none", "no"}};
+  std::shared_ptr<std::atomic<bool>> ready_ = std::make_shared<std::atomic<bool>>(false);
+  std::unique_ptr<HttpServer> server_;
+};
+
+TEST_F(HttpServerTest, ServesMetricsAndProbes) {
+  Start();
+  metrics_.OnRejected();
+  const std::string metrics = Get("/metrics");
+  EXPECT_THAT(metrics, StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(metrics, HasSubstr("Content-Type: text/plain; version=0.0.4; charset=utf-8"));
+  EXPECT_THAT(metrics, HasSubstr("\ntandem_requests_total{finish_reason=\"rejected\"} 1\n"));
+  EXPECT_THAT(metrics, HasSubstr("# TYPE tandem_step_duration_seconds histogram"));
+  EXPECT_THAT(Get("/healthz"), StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(Get("/readyz"), StartsWith("HTTP/1.1 503"));
+  *ready_ = true;
+  EXPECT_THAT(Get("/readyz"), StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(Get("/metrics?name=x"), StartsWith("HTTP/1.1 200"));  // a query is ignored
+}
+
+TEST_F(HttpServerTest, UnknownPathsAre404AndOtherMethods405) {
+  Start();
+  EXPECT_THAT(Get("/nope"), StartsWith("HTTP/1.1 404"));
+  const std::string post =
+      Request("POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(post, StartsWith("HTTP/1.1 405"));
+  EXPECT_THAT(post, HasSubstr("Allow: GET, HEAD"));
+  EXPECT_THAT(Request("DELETE /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+              StartsWith("HTTP/1.1 405"));
+}
+
+TEST_F(HttpServerTest, MalformedAndOversizedRequestsGetErrorsAndTheServerGoesOn) {
+  HttpServerOptions options;  // errors keep the connection open until these
+  options.read_timeout = options.keep_alive_timeout = absl::Seconds(1);
+  options.max_body_bytes = 16;
+  Start(options);
+  EXPECT_THAT(Request("this is not http\r\n\r\n"), StartsWith("HTTP/1.1 400"));
+  // A 64 KiB header line (the library's limit is 8 KiB a line).
+  const std::string huge(64 * 1024, 'a');
+  EXPECT_THAT(Request("GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + huge + "\r\n\r\n"),
+              StartsWith("HTTP/1.1 400"));
+  // 40 KiB of header lines, and 500 tiny ones: over the block limits.
+  std::string many, lots;
+  for (int i = 0; i < 1000; ++i) many += "X-Header-" + std::to_string(i) + ": 0123456789abcdef0123\r\n";
+  for (int i = 0; i < 500; ++i) lots += "X-" + std::to_string(i) + ": v\r\n";
+  EXPECT_THAT(Request("GET /metrics HTTP/1.1\r\nHost: x\r\n" + many + "\r\n"),
+              StartsWith("HTTP/1.1 431"));
+  EXPECT_THAT(Request("GET /healthz HTTP/1.1\r\nHost: x\r\n" + lots + "\r\n"),
+              StartsWith("HTTP/1.1 431"));
+  EXPECT_THAT(Request("GET /" + std::string(20000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n"),
+              StartsWith("HTTP/1.1 414"));
+  // A body over the limit is refused.
+  EXPECT_THAT(Request("POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n"
+                      "Connection: close\r\n\r\n" + std::string(1000, 'x')),
+              StartsWith("HTTP/1.1 4"));
+  EXPECT_THAT(Get("/healthz"), StartsWith("HTTP/1.1 200"));
+}
+
+TEST_F(HttpServerTest, SlowAndIdleClientsDoNotBlockAScrape) {
+  HttpServerOptions options;
+  options.threads = 16;
+  options.read_timeout = absl::Seconds(2);
+  Start(options);
+  // Eight idle connections and six that trickle a request line.
+  std::vector<std::unique_ptr<RawClient>> slow;
+  for (int i = 0; i < 14; ++i) {
+    slow.push_back(std::make_unique<RawClient>(server_->port()));
+    if (i >= 8) slow.back()->Send("GET /metr");
+  }
+  const absl::Time start = absl::Now();
+  EXPECT_THAT(Get("/metrics"), StartsWith("HTTP/1.1 200"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  // The idle ones are closed by the server after the read timeout.
+  const absl::Time idle_start = absl::Now();
+  EXPECT_EQ(slow.front()->ReadAll(), "");
+  EXPECT_LT(absl::Now() - idle_start, absl::Seconds(4));
+}
+
+TEST(HttpServerBindTest, BadAndBusyAddressesAreErrors) {
+  HttpServerOptions options;
+  options.listen = "127.0.0.1";
+  EXPECT_EQ(HttpServer::Bind(options).status().code(), absl::StatusCode::kInvalidArgument);
+  options.listen = "127.0.0.1:70000";
+  EXPECT_EQ(HttpServer::Bind(options).status().code(), absl::StatusCode::kInvalidArgument);
+  options.listen = "127.0.0.1:0";
+  auto first = HttpServer::Bind(options);
+  ASSERT_TRUE(first.ok());
+  options.listen = "127.0.0.1:" + std::to_string((*first)->port());
+  auto second = HttpServer::Bind(options);
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(second.status().message()), HasSubstr(options.listen));
+}
+
+}  // namespace
+}  // namespace tandem
