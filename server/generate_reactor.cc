@@ -1,12 +1,22 @@
 #include "server/generate_reactor.h"
 
 #include <atomic>
+#include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "server/raw_messages.h"
 #include "server/request_conversion.h"
 
 namespace tandem {
 namespace {
+
+absl::Time DeadlineOf(const grpc::CallbackServerContext& context) {
+  const auto deadline = context.deadline();
+  if (deadline >= std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) {
+    return absl::InfiniteFuture();
+  }
+  return absl::FromChrono(deadline);
+}
 
 std::string NewRequestId() {
   static std::atomic<uint64_t> counter{0};
@@ -48,7 +58,11 @@ class GenerateReactor::Stream : public TokenSink {
     absl::MutexLock lock(&mu_);
     if (summary.reason == FinishReason::kCancelled) {
       final_status_ = grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
-    } else if (summary.reason == FinishReason::kError) {
+    } else if (summary.reason == FinishReason::kDeadline) {
+      final_status_ = grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "deadline exceeded");
+    } else if (!summary.error.ok()) {
+      // kError, or kShutdown before the request started (UNAVAILABLE: the
+      // client may retry elsewhere).
       final_status_ = ToGrpcStatus(summary.error);
     } else {
       v1::GenerateResponse last;
@@ -105,9 +119,10 @@ class GenerateReactor::Stream : public TokenSink {
   }
 
   void StartNextWrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    in_flight_ = std::move(pending_.front());
+    v1::GenerateResponse next = std::move(pending_.front());
     pending_.pop_front();
-    in_flight_.set_request_id(request_id_);
+    next.set_request_id(request_id_);
+    (void)SerializeResponse(next, &in_flight_);
     write_in_flight_ = true;
     reactor_->StartWrite(&in_flight_);
   }
@@ -123,7 +138,7 @@ class GenerateReactor::Stream : public TokenSink {
   GenerateReactor* reactor_ ABSL_GUARDED_BY(mu_);  // null after OnDone
   const std::string request_id_;
   std::deque<v1::GenerateResponse> pending_ ABSL_GUARDED_BY(mu_);
-  v1::GenerateResponse in_flight_ ABSL_GUARDED_BY(mu_);
+  grpc::ByteBuffer in_flight_ ABSL_GUARDED_BY(mu_);  // serialized GenerateResponse
   bool write_in_flight_ ABSL_GUARDED_BY(mu_) = false;
   bool engine_done_ ABSL_GUARDED_BY(mu_) = false;
   bool broken_ ABSL_GUARDED_BY(mu_) = false;
@@ -132,30 +147,54 @@ class GenerateReactor::Stream : public TokenSink {
 };
 
 GenerateReactor::GenerateReactor(Engine* engine, const Tokenizer* tokenizer,
-                                 ServerMetrics* metrics,
-                                 const v1::GenerateRequest* request,
-                                 absl::Time deadline)
-    : engine_(engine) {
-  std::string id = request->request_id().empty() ? NewRequestId() : request->request_id();
+                                 ServerMetrics* metrics, const WireLimits& limits,
+                                 const grpc::Status& authorized, const grpc::ByteBuffer* raw,
+                                 grpc::CallbackServerContext* context)
+    : engine_(engine), metrics_(metrics), deadline_(DeadlineOf(*context)) {
+  v1::GenerateRequest request;
+  grpc::Status parsed = authorized.ok() ? ParseRequest(*raw, &request) : authorized;
+  if (parsed.ok() && request.request_id().size() > limits.max_request_id_bytes) {
+    parsed = ToGrpcStatus(CheckSize("request_id", request.request_id().size(),
+                                    limits.max_request_id_bytes));
+  }
+  std::string id = !parsed.ok() || request.request_id().empty() ? NewRequestId()
+                                                                : request.request_id();
   stream_ = std::make_shared<Stream>(this, id);
-  absl::StatusOr<GenerationRequest> converted =
-      ToGenerationRequest(*request, *tokenizer);
+  if (!parsed.ok()) {
+    Refuse(std::move(parsed), FinishReason::kError);
+    return;
+  }
+  if (absl::Now() >= deadline_) {
+    Refuse(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "deadline exceeded"),
+           FinishReason::kDeadline);
+    return;
+  }
+  absl::StatusOr<GenerationRequest> converted = ToGenerationRequest(request, *tokenizer, limits);
   if (!converted.ok()) {
-    if (metrics != nullptr) metrics->OnRejected();
-    stream_->FinishNow(ToGrpcStatus(converted.status()));
+    Refuse(ToGrpcStatus(converted.status()), FinishReason::kError);
     return;
   }
   converted->request_id = std::move(id);
   converted->sink = stream_;
-  converted->deadline = deadline;
+  converted->deadline = deadline_;
   absl::StatusOr<uint64_t> submitted = engine_->Submit(*std::move(converted));
   if (!submitted.ok()) {
-    if (metrics != nullptr) metrics->OnRejected();
-    stream_->FinishNow(ToGrpcStatus(submitted.status()));
+    Refuse(ToGrpcStatus(submitted.status()), FinishReason::kError);
     return;
   }
   engine_id_ = *submitted;
   submitted_ = true;
+}
+
+void GenerateReactor::Refuse(grpc::Status status, FinishReason reason) {
+  if (metrics_ != nullptr) {
+    if (reason == FinishReason::kDeadline) {
+      metrics_->OnExpiredBeforeStart();
+    } else {
+      metrics_->OnRejected();
+    }
+  }
+  stream_->FinishNow(std::move(status));
 }
 
 void GenerateReactor::OnWriteDone(bool ok) {
@@ -164,10 +203,17 @@ void GenerateReactor::OnWriteDone(bool ok) {
 }
 
 void GenerateReactor::OnCancel() {
-  // Covers both a client cancellation and an expired deadline: either way the
-  // slot is freed at the engine's next step.
-  if (submitted_ && !stream_->engine_done()) engine_->Cancel(engine_id_);
-  stream_->FinishNow(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
+  // A client cancellation or an expired deadline: either way the slot is
+  // freed at the engine's next step, and the engine counts which it was.
+  // gRPC's deadline timer and absl::Now() can disagree by a few
+  // milliseconds, so a cancellation that close to the deadline is the
+  // deadline's.
+  const bool expired = absl::Now() + absl::Milliseconds(50) >= deadline_;
+  if (submitted_ && !stream_->engine_done()) {
+    engine_->Cancel(engine_id_, expired ? FinishReason::kDeadline : FinishReason::kCancelled);
+  }
+  stream_->FinishNow(expired ? grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "deadline exceeded")
+                             : grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
 }
 
 void GenerateReactor::OnDone() {

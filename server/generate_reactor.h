@@ -12,6 +12,7 @@
 #include "core/engine/engine.h"
 #include "core/text/tokenizer.h"
 #include "core/engine/token_sink.h"
+#include "server/request_conversion.h"
 #include "server/server_metrics.h"
 #include "tandem/v1/generation.grpc.pb.h"
 
@@ -26,14 +27,18 @@ namespace tandem {
 // the Stream drops whatever the engine still sends.
 // Threading: the Stream's methods run on the engine thread, the reactor's
 // On* methods on gRPC threads; both sides meet under Stream::mu_.
-class GenerateReactor : public grpc::ServerWriteReactor<v1::GenerateResponse> {
+//
+// Every call is counted once in tandem_requests_total: by the engine when it
+// was submitted, here otherwise (refused: "rejected"; its deadline already
+// passed: "deadline"). A call cancelled after its deadline passed finishes
+// in the engine as "deadline", not "cancelled".
+class GenerateReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  // Validates and submits the request; finishes at once on error.
-  // `deadline` is the call's deadline (absl::InfiniteFuture() for none).
-  // `metrics` may be null; it counts requests refused before queueing.
-  GenerateReactor(Engine* engine, const Tokenizer* tokenizer,
-                  ServerMetrics* metrics, const v1::GenerateRequest* request,
-                  absl::Time deadline);
+  // Parses, checks, validates and submits the request; finishes at once on
+  // error, or when `authorized` is not OK. `metrics` may be null.
+  GenerateReactor(Engine* engine, const Tokenizer* tokenizer, ServerMetrics* metrics,
+                  const WireLimits& limits, const grpc::Status& authorized,
+                  const grpc::ByteBuffer* request, grpc::CallbackServerContext* context);
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override;
@@ -42,7 +47,12 @@ class GenerateReactor : public grpc::ServerWriteReactor<v1::GenerateResponse> {
  private:
   class Stream;
 
+  // Finishes before submission with `status`, counted as `reason`.
+  void Refuse(grpc::Status status, FinishReason reason);
+
   Engine* engine_;
+  ServerMetrics* metrics_;
+  absl::Time deadline_;  // absl::InfiniteFuture() for none
   std::shared_ptr<Stream> stream_;
   uint64_t engine_id_ = 0;
   bool submitted_ = false;

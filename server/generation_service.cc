@@ -1,23 +1,18 @@
 #include "server/generation_service.h"
 
+#include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "core/text/incremental_detokenizer.h"
+#include "core/base/constant_time.h"
 #include "server/generate_reactor.h"
+#include "server/raw_messages.h"
 
 namespace tandem {
 namespace {
-
-absl::Time DeadlineOf(const grpc::CallbackServerContext& context) {
-  const auto deadline = context.deadline();
-  if (deadline >= std::chrono::system_clock::time_point::max() -
-                      std::chrono::hours(24 * 365)) {
-    return absl::InfiniteFuture();
-  }
-  return absl::FromChrono(deadline);
-}
 
 // Text of `ids` as valid UTF-8 (undecodable bytes become U+FFFD).
 std::string SafeText(const Tokenizer& tokenizer, absl::Span<const int32_t> ids) {
@@ -37,28 +32,53 @@ grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context,
 }  // namespace
 
 GenerationService::GenerationService(Engine* engine, const Tokenizer* tokenizer,
-                                     ServerMetrics* metrics, int32_t max_queue)
-    : engine_(engine), tokenizer_(tokenizer), metrics_(metrics), max_queue_(max_queue) {}
+                                     ServerMetrics* metrics, ServiceOptions options)
+    : engine_(engine), tokenizer_(tokenizer), metrics_(metrics), options_(std::move(options)) {}
 
-grpc::ServerWriteReactor<v1::GenerateResponse>* GenerationService::Generate(
-    grpc::CallbackServerContext* context, const v1::GenerateRequest* request) {
-  return new GenerateReactor(engine_, tokenizer_, metrics_, request, DeadlineOf(*context));
+grpc::Status GenerationService::Authorize(const grpc::CallbackServerContext& context) const {
+  if (options_.api_key.empty()) return grpc::Status::OK;
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find("authorization");
+  if (it != metadata.end() &&
+      ConstantTimeEquals(absl::string_view(it->second.data(), it->second.size()),
+              absl::StrCat("Bearer ", options_.api_key))) {
+    return grpc::Status::OK;
+  }
+  return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                      "this server needs the metadata \"authorization: Bearer <api key>\"");
 }
 
-grpc::ServerUnaryReactor* GenerationService::Tokenize(
-    grpc::CallbackServerContext* context, const v1::TokenizeRequest* request,
-    v1::TokenizeResponse* response) {
-  const std::vector<int32_t> ids = tokenizer_->Encode(request->text());
-  for (int32_t id : ids) {
-    response->add_token_ids(id);
-    response->add_tokens(SafeText(*tokenizer_, {id}));
+grpc::ServerWriteReactor<grpc::ByteBuffer>* GenerationService::Generate(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) {
+  return new GenerateReactor(engine_, tokenizer_, metrics_, options_.limits, Authorize(*context),
+                             request, context);
+}
+
+grpc::ServerUnaryReactor* GenerationService::Tokenize(grpc::CallbackServerContext* context,
+                                                      const grpc::ByteBuffer* raw_request,
+                                                      grpc::ByteBuffer* raw_response) {
+  if (grpc::Status auth = Authorize(*context); !auth.ok()) return Answer(context, auth);
+  v1::TokenizeRequest request;
+  if (grpc::Status parsed = ParseRequest(*raw_request, &request); !parsed.ok()) {
+    return Answer(context, parsed);
   }
-  return Answer(context, grpc::Status::OK);
+  if (absl::Status size = CheckSize("text", request.text().size(), options_.limits.max_prompt_bytes);
+      !size.ok()) {
+    return Answer(context, ToGrpcStatus(size));
+  }
+  v1::TokenizeResponse response;
+  const std::vector<int32_t> ids = tokenizer_->Encode(request.text());
+  for (int32_t id : ids) {
+    response.add_token_ids(id);
+    response.add_tokens(SafeText(*tokenizer_, {id}));
+  }
+  return Answer(context, SerializeResponse(response, raw_response));
 }
 
 grpc::ServerUnaryReactor* GenerationService::Detokenize(
     grpc::CallbackServerContext* context, const v1::DetokenizeRequest* request,
     v1::DetokenizeResponse* response) {
+  if (grpc::Status auth = Authorize(*context); !auth.ok()) return Answer(context, auth);
   for (int i = 0; i < request->token_ids_size(); ++i) {
     if (!tokenizer_->IsValidId(request->token_ids(i))) {
       return Answer(context,
@@ -76,6 +96,7 @@ grpc::ServerUnaryReactor* GenerationService::Detokenize(
 grpc::ServerUnaryReactor* GenerationService::GetModelInfo(
     grpc::CallbackServerContext* context, const v1::GetModelInfoRequest* /*request*/,
     v1::ModelInfo* response) {
+  if (grpc::Status auth = Authorize(*context); !auth.ok()) return Answer(context, auth);
   const ModelDescription& model = engine_->model();
   response->set_name(model.name);
   response->set_architecture(model.architecture);
@@ -91,7 +112,7 @@ grpc::ServerUnaryReactor* GenerationService::GetModelInfo(
   response->set_num_heads(model.num_heads);
   response->set_weight_bytes(model.weight_bytes);
   response->set_kv_cache_bytes(model.kv_cache_bytes);
-  response->set_max_queue(max_queue_);
+  response->set_max_queue(options_.max_queue);
   return Answer(context, grpc::Status::OK);
 }
 

@@ -2,30 +2,51 @@
 #ifndef TANDEM_SERVER_GENERATION_SERVICE_H_
 #define TANDEM_SERVER_GENERATION_SERVICE_H_
 
+#include <cstdint>
+#include <string>
+
 #include <grpcpp/grpcpp.h>
 
 #include "core/engine/engine.h"
 #include "core/text/tokenizer.h"
+#include "server/request_conversion.h"
 #include "server/server_metrics.h"
 #include "tandem/v1/generation.grpc.pb.h"
 
 namespace tandem {
 
+struct ServiceOptions {
+  int32_t max_queue = 0;  // reported by GetModelInfo
+  WireLimits limits;
+  // When set, every call of this service needs the metadata
+  // "authorization: Bearer <api_key>" (UNAUTHENTICATED otherwise). The
+  // health and reflection services stay open.
+  std::string api_key;
+};
+
+// Generate and Tokenize take their requests as raw bytes and parse them
+// here: a request protobuf cannot parse (a string field holding invalid
+// UTF-8, or a malformed message) gets INVALID_ARGUMENT with a message, not
+// gRPC's bare UNIMPLEMENTED, and the parser's complaint is logged at most
+// once a second.
+using GenerationServiceBase = v1::Generation::WithRawCallbackMethod_Generate<
+    v1::Generation::WithRawCallbackMethod_Tokenize<v1::Generation::WithCallbackMethod_Detokenize<
+        v1::Generation::WithCallbackMethod_GetModelInfo<v1::Generation::Service>>>>;
+
 // Holds pointers only: `engine` and `tokenizer` must outlive the service.
 // Handlers never block: Generate hands the request to the engine and returns
 // a reactor; the unary calls answer from the tokenizer and model description.
-class GenerationService final : public v1::Generation::CallbackService {
+class GenerationService final : public GenerationServiceBase {
  public:
   // `metrics` may be null.
-  GenerationService(Engine* engine, const Tokenizer* tokenizer,
-                    ServerMetrics* metrics, int32_t max_queue);
+  GenerationService(Engine* engine, const Tokenizer* tokenizer, ServerMetrics* metrics,
+                    ServiceOptions options);
 
-  grpc::ServerWriteReactor<v1::GenerateResponse>* Generate(
-      grpc::CallbackServerContext* context,
-      const v1::GenerateRequest* request) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* Generate(grpc::CallbackServerContext* context,
+                                                       const grpc::ByteBuffer* request) override;
   grpc::ServerUnaryReactor* Tokenize(grpc::CallbackServerContext* context,
-                                     const v1::TokenizeRequest* request,
-                                     v1::TokenizeResponse* response) override;
+                                     const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* Detokenize(grpc::CallbackServerContext* context,
                                        const v1::DetokenizeRequest* request,
                                        v1::DetokenizeResponse* response) override;
@@ -34,10 +55,13 @@ class GenerationService final : public v1::Generation::CallbackService {
                                          v1::ModelInfo* response) override;
 
  private:
+  // OK, or UNAUTHENTICATED when an API key is set and the call lacks it.
+  grpc::Status Authorize(const grpc::CallbackServerContext& context) const;
+
   Engine* engine_;
   const Tokenizer* tokenizer_;
   ServerMetrics* metrics_;
-  const int32_t max_queue_;
+  const ServiceOptions options_;
 };
 
 }  // namespace tandem

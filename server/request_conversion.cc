@@ -2,10 +2,23 @@
 
 #include <random>
 
+#include "absl/strings/str_cat.h"
+
 namespace tandem {
 
-absl::StatusOr<GenerationRequest> ToGenerationRequest(
-    const v1::GenerateRequest& proto, const Tokenizer& tokenizer) {
+absl::Status CheckSize(const char* field, size_t bytes, size_t limit) {
+  if (bytes <= limit) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " is ", bytes, " bytes; the limit is ", limit, " bytes"));
+}
+
+absl::StatusOr<GenerationRequest> ToGenerationRequest(const v1::GenerateRequest& proto,
+                                                      const Tokenizer& tokenizer,
+                                                      const WireLimits& limits) {
+  absl::Status size = CheckSize("request_id", proto.request_id().size(),
+                                limits.max_request_id_bytes);
+  if (size.ok()) size = CheckSize("prompt", proto.prompt().size(), limits.max_prompt_bytes);
+  if (!size.ok()) return size;
   const bool has_text = proto.has_prompt();
   const bool has_ids = proto.prompt_token_ids_size() > 0;
   if (has_text && has_ids) {

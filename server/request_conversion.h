@@ -14,12 +14,23 @@
 
 namespace tandem {
 
-// Tokenizes the prompt and copies every field. INVALID_ARGUMENT when the
-// request has both or neither of prompt / prompt_token_ids, or an empty
-// prompt. Limits (vocabulary, context, sampling ranges) are checked later
-// by the engine. Picks a random seed when the request has none.
-absl::StatusOr<GenerationRequest> ToGenerationRequest(
-    const v1::GenerateRequest& proto, const Tokenizer& tokenizer);
+// What a request may hold, checked before any work is done on it.
+struct WireLimits {
+  size_t max_prompt_bytes = 128 * 1024;  // prompt text and Tokenize text
+  size_t max_request_id_bytes = 128;
+};
+
+// Checks the sizes in `limits`, tokenizes the prompt and copies every field.
+// INVALID_ARGUMENT (naming the field and the limit) when a size is over its
+// limit, or the request has both or neither of prompt / prompt_token_ids,
+// or an empty prompt. Other limits (vocabulary, context, sampling ranges)
+// are checked later by the engine. Picks a random seed when the request has
+// none.
+absl::StatusOr<GenerationRequest> ToGenerationRequest(const v1::GenerateRequest& proto,
+                                                      const Tokenizer& tokenizer,
+                                                      const WireLimits& limits);
+// INVALID_ARGUMENT naming `field` when `bytes` exceeds `limit`.
+absl::Status CheckSize(const char* field, size_t bytes, size_t limit);
 
 v1::FinishReason ToProto(FinishReason reason);
 // Fills the last response of a stream from the engine's summary.

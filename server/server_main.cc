@@ -2,10 +2,13 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
+#include <thread>
 #include <memory>
 #include <string>
 
+#include <google/protobuf/stubs/logging.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -13,10 +16,13 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "core/engine/engine.h"
 #include "core/base/logging.h"
+#include "core/base/read_file.h"
+#include "core/base/status_macros.h"
 #include "core/model/model_loader.h"
 #include "core/model/model_options.h"
 #include "core/model/torch_runtime.h"
@@ -60,7 +66,23 @@ ABSL_FLAG(tandem::KvCacheMode, kv_cache, tandem::KvCacheMode::kStatic,
           "concatenation every step, eager and synchronous (for comparisons)");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
           "on SIGTERM/SIGINT, how long running streams may take to finish before "
-          "they are cut off");
+          "they are cut off (requests not yet started end at once, UNAVAILABLE; a "
+          "second signal ends the grace period)");
+ABSL_FLAG(uint64_t, max_prompt_bytes, 0,
+          "largest prompt text (and Tokenize text) in bytes, refused before tokenizing "
+          "(0: the context length times the longest token's bytes, which no prompt that "
+          "fits the context can exceed)");
+ABSL_FLAG(int32_t, max_request_bytes, 4 << 20,
+          "largest gRPC message the server receives (RESOURCE_EXHAUSTED above it)");
+ABSL_FLAG(std::string, api_key_file, "",
+          "file holding an API key: gRPC calls need the metadata 'authorization: Bearer "
+          "KEY' (UNAUTHENTICATED otherwise) and HTTP requests the header (401); the "
+          "gRPC health and reflection services and /healthz, /readyz stay open");
+ABSL_FLAG(bool, metrics_need_key, false,
+          "with --api_key_file, /metrics needs the key too (default: open to scrapers)");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain: serve gRPC and HTTP over TLS (with --tls_key)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
 
 namespace tandem {
 namespace {
@@ -76,19 +98,26 @@ std::string BoundAddress(const std::string& listen, int port) {
 // loads (and /readyz says 503), and its threads exist before CUDA reserves
 // address space. Null when --metrics_listen is empty.
 absl::StatusOr<std::unique_ptr<HttpServer>> StartHttp(const ServerMetrics& metrics,
-                                                      std::shared_ptr<std::atomic<bool>> ready) {
+                                                      std::shared_ptr<std::atomic<bool>> ready,
+                                                      const std::string& api_key) {
   HttpServerOptions options;
   options.listen = absl::GetFlag(FLAGS_metrics_listen);
   if (options.listen.empty()) return nullptr;
   options.threads = absl::GetFlag(FLAGS_http_threads);
   options.read_timeout = options.write_timeout = options.keep_alive_timeout =
       absl::GetFlag(FLAGS_http_timeout);
+  options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  options.api_key = api_key;
+  options.open_paths = {"/healthz", "/readyz"};
+  if (!absl::GetFlag(FLAGS_metrics_need_key)) options.open_paths.insert("/metrics");
   absl::StatusOr<std::unique_ptr<HttpServer>> http = HttpServer::Bind(options);
   if (!http.ok()) return http.status();
   AddMetricsRoutes(metrics.registry(), std::move(ready), http->get());
   (*http)->Start();
-  LogInfo("HTTP /metrics, /healthz, /readyz on ", BoundAddress(options.listen, (*http)->port()),
-          " (", options.threads, " threads)");
+  LogInfo(options.tls_cert_file.empty() ? "HTTP" : "HTTPS", " /metrics, /healthz, /readyz on ",
+          BoundAddress(options.listen, (*http)->port()), " (", options.threads, " threads",
+          api_key.empty() ? "" : ", API key required", ")");
   return http;
 }
 
@@ -107,15 +136,92 @@ absl::StatusOr<LoadedModel> LoadServedModel() {
 
 // Builds and starts the gRPC server (service, health, reflection); null when
 // the address cannot be bound. `port` gets the bound port.
-std::unique_ptr<grpc::Server> StartGrpc(GenerationService* service, int* port) {
+std::unique_ptr<grpc::Server> StartGrpc(GenerationService* service,
+                                        std::shared_ptr<grpc::ServerCredentials> credentials,
+                                        int* port) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(absl::GetFlag(FLAGS_listen), grpc::InsecureServerCredentials(), port);
+  builder.AddListeningPort(absl::GetFlag(FLAGS_listen), std::move(credentials), port);
+  builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_request_bytes));
   builder.RegisterService(service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || *port == 0) return nullptr;
   return server;
+}
+
+// What the server needs from files named by flags, read before anything
+// starts: the API key and the TLS credentials.
+struct Secrets {
+  std::string api_key;
+  std::shared_ptr<grpc::ServerCredentials> grpc_credentials;
+};
+
+absl::StatusOr<std::string> ReadTrimmed(const std::string& path, const char* flag) {
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ",
+                                                                  text.status().message()));
+  return std::string(absl::StripAsciiWhitespace(*text));
+}
+
+absl::StatusOr<Secrets> ReadSecrets() {
+  Secrets secrets;
+  if (const std::string file = absl::GetFlag(FLAGS_api_key_file); !file.empty()) {
+    ASSIGN_OR_RETURN(secrets.api_key, ReadTrimmed(file, "api_key_file"));
+    if (secrets.api_key.empty()) return absl::InvalidArgumentError("--api_key_file is empty");
+  }
+  const std::string cert = absl::GetFlag(FLAGS_tls_cert), key = absl::GetFlag(FLAGS_tls_key);
+  if (cert.empty() != key.empty()) {
+    return absl::InvalidArgumentError("--tls_cert and --tls_key go together");
+  }
+  if (cert.empty()) {
+    secrets.grpc_credentials = grpc::InsecureServerCredentials();
+    return secrets;
+  }
+  grpc::SslServerCredentialsOptions ssl;
+  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+  ASSIGN_OR_RETURN(pair.cert_chain, ReadTrimmed(cert, "tls_cert"));
+  ASSIGN_OR_RETURN(pair.private_key, ReadTrimmed(key, "tls_key"));
+  ssl.pem_key_cert_pairs.push_back(pair);
+  secrets.grpc_credentials = grpc::SslServerCredentials(ssl);
+  return secrets;
+}
+
+// The longest prompt text worth tokenizing: a text longer than the context
+// times the longest token cannot fit the context.
+size_t MaxPromptBytes(const Tokenizer& tokenizer, int32_t max_context) {
+  if (const uint64_t flag = absl::GetFlag(FLAGS_max_prompt_bytes); flag > 0) return flag;
+  size_t longest = 1;
+  for (int32_t id = 0; id < tokenizer.vocab_size(); ++id) {
+    longest = std::max(longest, tokenizer.TokenBytes(id).size());
+  }
+  return longest * static_cast<size_t>(max_context);
+}
+
+// Waits for SIGTERM/SIGINT, then drains: readiness off first, requests not
+// started end at once, running ones get the grace period, a second signal
+// ends it. Returns when the engine has stopped.
+void AwaitSignalsAndDrain(const sigset_t& signals, Engine* engine,
+                          grpc::HealthCheckServiceInterface* health, std::atomic<bool>* ready) {
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  const absl::Duration grace = absl::GetFlag(FLAGS_shutdown_grace);
+  LogInfo("received ", signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
+          ": not ready, refusing new requests, ending those not started; running streams "
+          "get up to ", absl::FormatDuration(grace), " (a second signal ends them now)");
+  health->SetServingStatus(false);
+  *ready = false;
+  std::atomic<int> cut_off{-1};
+  std::thread drain([&] { cut_off = engine->Shutdown(grace); });
+  const timespec poll{0, 100'000'000};
+  while (cut_off.load() < 0) {
+    if (sigtimedwait(&signals, nullptr, &poll) > 0) {
+      LogInfo("second signal: ending the running streams now");
+      engine->CutShort();
+    }
+  }
+  drain.join();
+  if (cut_off > 0) LogInfo("cut off ", cut_off.load(), " unfinished requests");
 }
 
 int Serve() {
@@ -127,14 +233,21 @@ int Serve() {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   LogInfo("tandem-server starting: LibTorch ", TorchVersion(),
           CudaAvailable() ? ", CUDA available" : ", no CUDA device");
+  // Protobuf's own complaints (e.g. invalid UTF-8 in a request) can be
+  // caused at will by clients: at most one line a second.
+  google::protobuf::SetLogHandler([](google::protobuf::LogLevel, const char*, int,
+                                     const std::string& message) {
+    LogRateLimited(LogLevel::kWarning, "protobuf", absl::StrCat("protobuf: ", message));
+  });
   const int32_t max_queue = absl::GetFlag(FLAGS_max_queue);
-  if (max_queue < 1) {
-    LogError("--max_queue must be >= 1");
+  absl::StatusOr<Secrets> secrets = ReadSecrets();
+  if (max_queue < 1 || !secrets.ok()) {
+    LogError(max_queue < 1 ? "--max_queue must be >= 1" : secrets.status().ToString());
     return 1;
   }
   ServerMetrics metrics({TANDEM_VERSION, TorchVersion(), CudaAvailable() ? "yes" : "no"});
   auto ready = std::make_shared<std::atomic<bool>>(false);
-  absl::StatusOr<std::unique_ptr<HttpServer>> http = StartHttp(metrics, ready);
+  absl::StatusOr<std::unique_ptr<HttpServer>> http = StartHttp(metrics, ready, secrets->api_key);
   if (!http.ok()) {
     LogError("cannot serve HTTP: ", http.status().ToString());
     return 1;
@@ -150,12 +263,17 @@ int Serve() {
   engine_options.max_queue = max_queue;
   engine_options.max_prefill_tokens_per_step = absl::GetFlag(FLAGS_max_prefill_tokens);
   engine_options.pipeline = absl::GetFlag(FLAGS_pipeline);
+  ServiceOptions service_options;
+  service_options.max_queue = max_queue;
+  service_options.limits.max_prompt_bytes = MaxPromptBytes(*loaded->tokenizer, model.max_context);
+  service_options.api_key = secrets->api_key;
   Engine engine(engine_options, std::move(loaded->runner), loaded->tokenizer.get(), &metrics);
   LogInfo("engine: ", engine.model().runner, ", ",
-          engine.pipelined() ? "double-buffered pipeline" : "synchronous steps");
-  GenerationService service(&engine, loaded->tokenizer.get(), &metrics, max_queue);
+          engine.pipelined() ? "double-buffered pipeline" : "synchronous steps",
+          "; prompts up to ", service_options.limits.max_prompt_bytes, " bytes");
+  GenerationService service(&engine, loaded->tokenizer.get(), &metrics, service_options);
   int port = 0;
-  std::unique_ptr<grpc::Server> server = StartGrpc(&service, &port);
+  std::unique_ptr<grpc::Server> server = StartGrpc(&service, secrets->grpc_credentials, &port);
   if (server == nullptr) {
     LogError("cannot listen on ", absl::GetFlag(FLAGS_listen), " (address in use or invalid?)");
     return 1;
@@ -164,18 +282,10 @@ int Serve() {
   health->SetServingStatus(true);
   *ready = true;
   LogInfo("gRPC listening on ", BoundAddress(absl::GetFlag(FLAGS_listen), port),
-          " (service tandem.v1.Generation, health, reflection); queue ", max_queue);
-
-  int signal_number = 0;
-  sigwait(&signals, &signal_number);
-  const absl::Duration grace = absl::GetFlag(FLAGS_shutdown_grace);
-  LogInfo("received ", signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
-          ": no longer accepting requests; running streams get up to ",
-          absl::FormatDuration(grace), " to finish");
-  health->SetServingStatus(false);
-  *ready = false;
-  const int cut_off = engine.Shutdown(grace);
-  if (cut_off > 0) LogInfo("cut off ", cut_off, " unfinished requests");
+          absl::GetFlag(FLAGS_tls_cert).empty() ? "" : " (TLS)",
+          " (service tandem.v1.Generation, health, reflection); queue ", max_queue,
+          secrets->api_key.empty() ? "" : "; API key required");
+  AwaitSignalsAndDrain(signals, &engine, health, ready.get());
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   LogInfo("stopped");
   return 0;

@@ -135,4 +135,8 @@ void ServerMetrics::OnInterTokenLatency(double seconds) {
 
 void ServerMetrics::OnRejected() { rejected_->Increment(); }
 
+void ServerMetrics::OnExpiredBeforeStart() {
+  finished_[static_cast<int>(FinishReason::kDeadline)]->Increment();
+}
+
 }  // namespace tandem

@@ -42,8 +42,12 @@ class ServerMetrics : public EngineObserver {
   void OnLoad(const EngineLoad& load) override;
   void OnRequestFinished(const GenerationSummary& summary) override;
   void OnInterTokenLatency(double seconds) override;
-  // A request refused before it was queued (invalid, queue full, shutting down).
+  // A request refused before it was queued (invalid, queue full, shutting
+  // down, unauthenticated): finish_reason="rejected".
   void OnRejected();
+  // A call whose deadline had passed before it could be queued:
+  // finish_reason="deadline".
+  void OnExpiredBeforeStart();
 
   // Shared with the HTTP /metrics route.
   std::shared_ptr<const prometheus::Registry> registry() const { return registry_; }

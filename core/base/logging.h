@@ -13,6 +13,12 @@ enum class LogLevel { kInfo, kWarning, kError };
 // is written with a single write call.
 void Log(LogLevel level, absl::string_view message);
 
+// Writes `message` unless a line of the same `kind` was written less than a
+// second ago; then it is only counted, and the next line of that kind says
+// how many were left out. For errors a client can cause at will (malformed
+// requests), so they cannot flood the log. Thread-safe.
+void LogRateLimited(LogLevel level, absl::string_view kind, absl::string_view message);
+
 template <typename... Args>
 void LogInfo(const Args&... args) { Log(LogLevel::kInfo, absl::StrCat(args...)); }
 template <typename... Args>

@@ -33,7 +33,7 @@ Engine::Engine(EngineOptions options, std::unique_ptr<ModelRunner> runner,
       pipelined_(options.pipeline == Pipeline::kDoubleBuffered &&
                  runner_->reads_tokens_on_device()),
       observer_(observer),
-      queue_(options.max_queue),
+      queue_(model_.num_slots, options.max_queue),
       scheduler_(SchedulerOptionsFor(options, model_), tokenizer, observer) {
   thread_ = std::thread([this] { Loop(); });
 }
@@ -49,7 +49,9 @@ absl::StatusOr<uint64_t> Engine::Submit(GenerationRequest request) {
   return id;
 }
 
-void Engine::Cancel(uint64_t id) { queue_.PushCancel(id); }
+void Engine::Cancel(uint64_t id, FinishReason reason) { queue_.PushCancel(id, reason); }
+
+void Engine::CutShort() { queue_.RequestStop(); }
 
 int Engine::Shutdown(absl::Duration grace) {
   if (shut_down_.exchange(true)) return cut_off_.load();
@@ -67,12 +69,15 @@ void Engine::Loop() {
     for (auto& [id, request] : inbox.requests) {
       scheduler_.Add(id, std::move(request));
     }
-    for (uint64_t id : inbox.cancellations) scheduler_.Cancel(id);
+    for (const RequestQueue::Cancellation& c : inbox.cancellations) {
+      scheduler_.Cancel(c.id, c.reason);
+    }
+    if (inbox.drain) drain_pending_ = true;
     if (inbox.stop) {
       if (in_flight_.has_value()) FinishStep(*std::exchange(in_flight_, std::nullopt));
       cut_off_ = scheduler_.num_running() + scheduler_.num_waiting();
       scheduler_.FinishAll(FinishReason::kShutdown, absl::OkStatus());
-      queue_.ReportEngineState(0, true);
+      queue_.ReportEngineState(0, 0, true);
       return;
     }
     RunStep();
@@ -80,7 +85,7 @@ void Engine::Loop() {
 }
 
 void Engine::ReportLoad() {
-  queue_.ReportEngineState(scheduler_.num_waiting(),
+  queue_.ReportEngineState(scheduler_.num_waiting(), scheduler_.num_free_slots(),
                            scheduler_.idle() && !in_flight_.has_value());
   if (observer_ != nullptr) {
     observer_->OnLoad({scheduler_.num_running(), scheduler_.num_waiting(),
@@ -94,6 +99,13 @@ void Engine::ReportLoad() {
 // output the scheduler drops.
 void Engine::RunStep() {
   StepPlan plan = scheduler_.Schedule(absl::Now());
+  if (drain_pending_) {
+    // Shutting down: what got a free slot above runs on; the rest ends now.
+    drain_pending_ = false;
+    scheduler_.FinishWaiting(FinishReason::kShutdown,
+                             absl::UnavailableError("the server is shutting down and did not "
+                                                    "start this request; retry elsewhere"));
+  }
   ReportLoad();
   plan.follows_idle = device_idle_;
   bool launched = false;

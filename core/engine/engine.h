@@ -47,12 +47,16 @@ class Engine {
   // INVALID_ARGUMENT (bad request), RESOURCE_EXHAUSTED (queue full),
   // UNAVAILABLE (shutting down). On error the sink is never called.
   absl::StatusOr<uint64_t> Submit(GenerationRequest request);
-  // Cancels a request; its slot is freed before the next step runs.
-  void Cancel(uint64_t id);
-  // Stops accepting requests, lets running ones finish for up to `grace`,
-  // then finishes the rest with FinishReason::kShutdown and joins the thread.
-  // Returns the number of requests that had to be cut off.
+  // Cancels a request; its slot is freed before the next step runs. It
+  // finishes with `reason`: kCancelled, or kDeadline for an expired call.
+  void Cancel(uint64_t id, FinishReason reason = FinishReason::kCancelled);
+  // Stops accepting requests; those that have not started finish at once
+  // with kShutdown and an UNAVAILABLE error (they may go elsewhere); running
+  // ones get up to `grace`, then finish with kShutdown. Joins the thread.
+  // Returns the number of running requests that had to be cut off.
   int Shutdown(absl::Duration grace);
+  // From any thread, during Shutdown: ends the grace period now.
+  void CutShort();
 
   const ModelDescription& model() const { return model_; }
   bool pipelined() const { return pipelined_; }
@@ -78,6 +82,7 @@ class Engine {
   // and whether the device had no work before the next launch.
   std::optional<StepPlan> in_flight_;
   bool device_idle_ = true;
+  bool drain_pending_ = false;  // Shutdown began: end the waiting after admission
   std::thread thread_;
 };
 

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "core/engine/finish_reason.h"
 #include "core/engine/generation_request.h"
 
 namespace tandem {
@@ -18,20 +19,28 @@ namespace tandem {
 // Take and ReportEngineState from the engine thread only.
 class RequestQueue {
  public:
+  struct Cancellation {
+    uint64_t id = 0;
+    FinishReason reason = FinishReason::kCancelled;  // or kDeadline
+  };
   struct Inbox {
     std::vector<std::pair<uint64_t, GenerationRequest>> requests;
-    std::vector<uint64_t> cancellations;
-    bool stop = false;  // the engine should finish everything and exit
+    std::vector<Cancellation> cancellations;
+    bool drain = false;  // closed: requests not yet started end now
+    bool stop = false;   // the engine should finish everything and exit
   };
 
-  // `max_waiting` bounds requests accepted but not yet given a KV slot.
-  explicit RequestQueue(int max_waiting) : max_waiting_(max_waiting) {}
+  // Admission: at most `free slots + max_waiting` requests may be accepted
+  // and not yet running, the free slots as the engine last reported them.
+  RequestQueue(int num_slots, int max_waiting)
+      : max_waiting_(max_waiting), engine_free_slots_(num_slots) {}
 
-  // RESOURCE_EXHAUSTED when max_waiting requests are already waiting,
-  // UNAVAILABLE after Close().
+  // RESOURCE_EXHAUSTED when the free slots and the waiting places are all
+  // taken, UNAVAILABLE after Close().
   absl::Status Push(uint64_t id, GenerationRequest request);
-  void PushCancel(uint64_t id);
-  // Stops accepting new requests; queued and running ones go on.
+  void PushCancel(uint64_t id, FinishReason reason);
+  // Stops accepting new requests; running ones go on, and the engine ends
+  // the ones that have not started (they can go to another server).
   void Close();
   // Asks the engine thread to finish every request and exit.
   void RequestStop();
@@ -40,8 +49,8 @@ class RequestQueue {
   // there is something to take.
   Inbox Take(bool block, absl::Duration timeout);
   // The engine's view after a step: requests it holds that are still waiting
-  // for a slot, and whether it holds any request at all.
-  void ReportEngineState(int waiting, bool idle);
+  // for a slot, its free slots, and whether it holds any request at all.
+  void ReportEngineState(int waiting, int free_slots, bool idle);
   // Blocks until the engine holds no request and nothing is queued, or until
   // `deadline`. Returns true when idle.
   bool WaitUntilIdle(absl::Time deadline);
@@ -52,6 +61,7 @@ class RequestQueue {
   Inbox inbox_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   int engine_waiting_ ABSL_GUARDED_BY(mu_) = 0;
+  int engine_free_slots_ ABSL_GUARDED_BY(mu_);
   bool engine_idle_ ABSL_GUARDED_BY(mu_) = true;
 };
 

@@ -21,8 +21,14 @@ void Scheduler::Add(uint64_t sequence_id, GenerationRequest request) {
   waiting_.push_back(sequence_id);
 }
 
-void Scheduler::Cancel(uint64_t sequence_id) {
-  if (sequences_.contains(sequence_id)) cancelled_.push_back(sequence_id);
+void Scheduler::Cancel(uint64_t sequence_id, FinishReason reason) {
+  if (sequences_.contains(sequence_id)) cancelled_.emplace_back(sequence_id, reason);
+}
+
+void Scheduler::FinishWaiting(FinishReason reason, const absl::Status& error) {
+  const std::vector<uint64_t> ids(waiting_.begin(), waiting_.end());
+  const absl::Time now = absl::Now();
+  for (uint64_t id : ids) Retire(id, reason, now, "", error);
 }
 
 void Scheduler::FinishAll(FinishReason reason, const absl::Status& error) {
@@ -41,8 +47,8 @@ RowSampling Scheduler::SamplingFor(const Sequence& seq) const {
 }
 
 StepPlan Scheduler::Schedule(absl::Time now) {
-  for (uint64_t id : cancelled_) {
-    if (sequences_.contains(id)) Retire(id, FinishReason::kCancelled, now);
+  for (const auto& [id, reason] : cancelled_) {
+    if (sequences_.contains(id)) Retire(id, reason, now);
   }
   cancelled_.clear();
   std::vector<uint64_t> expired;

@@ -40,11 +40,14 @@ class Scheduler {
 
   // Queues a validated request.
   void Add(uint64_t sequence_id, GenerationRequest request);
-  // Marks a sequence cancelled; it is retired (its slot freed) by the next
+  // Marks a sequence cancelled (`reason` kCancelled, or kDeadline when the
+  // call's deadline passed); it is retired (its slot freed) by the next
   // Schedule(). Unknown ids are ignored (the sequence may have finished).
-  void Cancel(uint64_t sequence_id);
+  void Cancel(uint64_t sequence_id, FinishReason reason = FinishReason::kCancelled);
   // Retires every sequence, waiting or running, with `reason`.
   void FinishAll(FinishReason reason, const absl::Status& error);
+  // Retires the sequences still waiting for a slot with `reason`.
+  void FinishWaiting(FinishReason reason, const absl::Status& error);
 
   // Retires cancelled and expired sequences, admits waiting ones into free
   // slots and returns the step to run. Empty when there is nothing to do.
@@ -76,7 +79,8 @@ class Scheduler {
   std::deque<uint64_t> waiting_;           // arrival order
   std::vector<uint64_t> running_;          // hold a slot, in admission order
   std::vector<int32_t> free_slots_;        // used as a stack
-  std::vector<uint64_t> cancelled_;        // to retire at the next Schedule()
+  // To retire at the next Schedule(), with their reasons.
+  std::vector<std::pair<uint64_t, FinishReason>> cancelled_;
 };
 
 }  // namespace tandem

@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/base/constant_time.h"
 #include "core/base/logging.h"
 
 namespace tandem {
@@ -78,7 +79,10 @@ time_t Micros(absl::Duration d) {
 
 HttpServer::HttpServer(const HttpServerOptions& options)
     : options_(options),
-      server_(std::make_unique<httplib::Server>()),
+      server_(options.tls_cert_file.empty()
+                  ? std::make_unique<httplib::Server>()
+                  : std::make_unique<httplib::SSLServer>(options.tls_cert_file.c_str(),
+                                                         options.tls_key_file.c_str())),
       allowed_(std::make_shared<std::map<std::string, std::set<std::string>>>()) {
   const int threads = options_.threads;
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -103,6 +107,14 @@ HttpServer::HttpServer(const HttpServerOptions& options)
       response.set_content("request header fields too large\n", "text/plain");
       return httplib::Server::HandlerResponse::Handled;
     }
+    if (!options.api_key.empty() && options.open_paths.count(request.path) == 0 &&
+        !ConstantTimeEquals(request.get_header_value("Authorization"), "Bearer " + options.api_key)) {
+      response.status = 401;
+      response.set_header("WWW-Authenticate", "Bearer");
+      response.set_content("this server needs the header \"Authorization: Bearer <api key>\"\n",
+                           "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
+    }
     auto it = allowed->find(request.path);
     if (it == allowed->end() || it->second.count(request.method) > 0) {
       return httplib::Server::HandlerResponse::Unhandled;
@@ -125,7 +137,15 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Bind(const HttpServerOpt
   absl::Status parsed = ParseListen(options.listen, &host, &port);
   if (!parsed.ok()) return parsed;
   if (options.threads < 1) return absl::InvalidArgumentError("HTTP threads must be >= 1");
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    return absl::InvalidArgumentError("HTTPS needs both a certificate and a key file");
+  }
   std::unique_ptr<HttpServer> server(new HttpServer(options));
+  if (!server->server_->is_valid()) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot use the TLS certificate ",
+                                                   options.tls_cert_file, " with the key ",
+                                                   options.tls_key_file));
+  }
   if (port != 0) {
     absl::Status free = CheckPortFree(host, port);
     if (!free.ok()) return free;

@@ -40,6 +40,13 @@ struct HttpServerOptions {
   size_t max_headers = 100;
   // How long the destructor waits for open connections to finish.
   absl::Duration shutdown_timeout = absl::Seconds(2);
+  // HTTPS with this certificate chain and private key (PEM files) when set.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // When set, every path except `open_paths` needs the header
+  // "Authorization: Bearer <api_key>" (401 otherwise).
+  std::string api_key;
+  std::set<std::string> open_paths;
 };
 
 // Ownership: owns the httplib::Server, its pool and the listening thread.
@@ -49,7 +56,8 @@ struct HttpServerOptions {
 class HttpServer {
  public:
   // Binds `options.listen`. UNAVAILABLE (address in use, not local) or
-  // INVALID_ARGUMENT (malformed), naming the address.
+  // INVALID_ARGUMENT (malformed address; unreadable certificate or key),
+  // naming the address or file.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Bind(const HttpServerOptions& options);
   // Stops accepting, then waits up to shutdown_timeout for open connections;
   // connections still open after that are abandoned with the server object

@@ -26,6 +26,7 @@ function startServer(args = []) {
       { stdio: ['ignore', 'inherit', 'pipe'] });
     let log = '';
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${log}`)), 120000);
+    proc.log = () => log;
     proc.stderr.on('data', (chunk) => {
       log += chunk.toString();
       process.stderr.write(chunk);
@@ -33,7 +34,7 @@ function startServer(args = []) {
       if (match && !proc.address) {
         clearTimeout(timer);
         proc.address = `127.0.0.1:${match[2]}`;
-        const http = log.match(/HTTP \/metrics, \/healthz, \/readyz on \S+:(\d+)/);
+        const http = log.match(/HTTPS? \/metrics, \/healthz, \/readyz on \S+:(\d+)/);
         if (http) proc.metricsAddress = `127.0.0.1:${http[1]}`;
         proc.exited = new Promise((done) => proc.on('exit', (code, signal) => done({ code, signal })));
         resolve(proc);
@@ -97,4 +98,4 @@ function freePort() {
   });
 }
 
-module.exports = { grpc, startServer, clients, unary, generate, httpGet, freePort, BIN_DIR };
+module.exports = { grpc, proto, startServer, clients, unary, generate, httpGet, freePort, BIN_DIR };

@@ -136,6 +136,50 @@ TEST(EngineTest, ShutdownCutsOffRequestsThatOutliveTheGracePeriod) {
   EXPECT_EQ(sink->summary().reason, FinishReason::kShutdown);
 }
 
+// Requests that have not started end at once, UNAVAILABLE, so clients can
+// retry elsewhere; the running one gets its grace period; a second signal
+// (CutShort) ends that early.
+TEST(EngineTest, ShutdownEndsWaitingRequestsAtOnceAndCutShortEndsTheGrace) {
+  Engine engine({}, std::make_unique<FakeRunner>(1), &TestTokenizer(), nullptr);
+  auto running = std::make_shared<RecordingSink>();
+  ASSERT_TRUE(engine.Submit(MakeRequest(running, 60)).ok());
+  std::vector<std::shared_ptr<RecordingSink>> waiting;
+  for (int i = 0; i < 3; ++i) {
+    waiting.push_back(std::make_shared<RecordingSink>());
+    ASSERT_TRUE(engine.Submit(MakeRequest(waiting.back(), 60)).ok());
+  }
+  absl::Time start = absl::Now();
+  int cut_off = -1;
+  std::thread drain([&] { cut_off = engine.Shutdown(absl::Seconds(60)); });
+  for (auto& sink : waiting) {
+    ASSERT_TRUE(sink->WaitFinished(absl::Seconds(5)));
+    EXPECT_EQ(sink->summary().reason, FinishReason::kShutdown);
+    EXPECT_EQ(sink->summary().error.code(), absl::StatusCode::kUnavailable);
+    EXPECT_EQ(sink->summary().completion_tokens, 0);
+  }
+  EXPECT_FALSE(running->finished() && running->summary().reason == FinishReason::kShutdown);
+  engine.CutShort();
+  drain.join();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  ASSERT_TRUE(running->finished());
+  if (running->summary().reason == FinishReason::kShutdown) {
+    EXPECT_EQ(cut_off, 1);
+    EXPECT_TRUE(running->summary().error.ok());
+  }
+}
+
+TEST(EngineTest, ACancelledCallWhoseDeadlinePassedCountsAsDeadline) {
+  Engine engine({}, std::make_unique<FakeRunner>(1), &TestTokenizer(), nullptr);
+  auto blocker = std::make_shared<RecordingSink>();
+  auto sink = std::make_shared<RecordingSink>();
+  ASSERT_TRUE(engine.Submit(MakeRequest(blocker, 60)).ok());
+  absl::StatusOr<uint64_t> id = engine.Submit(MakeRequest(sink, 60));  // waits for the slot
+  ASSERT_TRUE(id.ok());
+  engine.Cancel(*id, FinishReason::kDeadline);
+  ASSERT_TRUE(sink->WaitFinished(absl::Seconds(10)));
+  EXPECT_EQ(sink->summary().reason, FinishReason::kDeadline);
+}
+
 TEST(EngineTest, ShutdownWaitsForRequestsWithinTheGracePeriod) {
   Engine engine({}, std::make_unique<FakeRunner>(2), &TestTokenizer(), nullptr);
   auto sink = std::make_shared<RecordingSink>();
