@@ -1,6 +1,7 @@
 // tandem-cli: talks to tandem-server (generate, tokenize, detokenize, info)
 // and writes random checkpoints of any supported family (make-model).
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -11,17 +12,23 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "core/base/read_file.h"
 #include "core/model/random_checkpoint.h"
 #include "tandem/v1/generation.grpc.pb.h"
 
 ABSL_FLAG(std::string, server, "localhost:50051", "tandem-server address (host:port)");
 ABSL_FLAG(absl::Duration, timeout, absl::ZeroDuration(),
           "deadline of the call (0: none)");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM file of the CA (or self-signed certificate) to trust: connect over TLS");
+ABSL_FLAG(std::string, api_key_file, "",
+          "file with the server's API key, sent as 'authorization: Bearer KEY'");
 // generate
 ABSL_FLAG(int32_t, max_tokens, 64, "tokens to generate at most (0: until the context is full)");
 ABSL_FLAG(double, temperature, 0.0, "0 = greedy; > 0 samples");
@@ -54,12 +61,32 @@ namespace {
 
 using v1::Generation;
 
-std::unique_ptr<Generation::Stub> Connect() {
-  return Generation::NewStub(grpc::CreateChannel(absl::GetFlag(FLAGS_server),
-                                                 grpc::InsecureChannelCredentials()));
+// Reads a whole file, for the TLS and API key flags; exits on failure.
+std::string ReadOrDie(const std::string& path, const char* flag) {
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) {
+    std::cerr << "error: --" << flag << ": " << text.status().message() << "\n";
+    std::exit(2);
+  }
+  return *text;
 }
 
+std::unique_ptr<Generation::Stub> Connect() {
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (const std::string ca = absl::GetFlag(FLAGS_tls_ca); !ca.empty()) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = ReadOrDie(ca, "tls_ca");
+    credentials = grpc::SslCredentials(ssl);
+  }
+  return Generation::NewStub(grpc::CreateChannel(absl::GetFlag(FLAGS_server), credentials));
+}
+
+// The call's deadline, and the API key when one is given.
 void SetDeadline(grpc::ClientContext* context) {
+  if (const std::string file = absl::GetFlag(FLAGS_api_key_file); !file.empty()) {
+    static const std::string key(absl::StripAsciiWhitespace(ReadOrDie(file, "api_key_file")));
+    context->AddMetadata("authorization", "Bearer " + key);
+  }
   const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
   if (timeout > absl::ZeroDuration()) {
     context->set_deadline(absl::ToChronoTime(absl::Now() + timeout));

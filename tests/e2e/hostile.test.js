@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
-const { grpc, startServer, clients, unary, generate, httpGet } = require('./tandem_client');
+const { grpc, startServer, clients, unary, generate, httpGet, BIN_DIR } = require('./tandem_client');
 
 const long = (prompt, maxTokens) => ({ prompt, stopping: { max_tokens: maxTokens, ignore_eos: true } });
 const rssBytes = (pid) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
@@ -197,6 +197,13 @@ test('TLS and an API key: gRPC and HTTP', async () => {
     const plain = new proto.tandem.v1.Generation(server.address, grpc.credentials.createInsecure());
     const refused = await generate(plain, long('Plaintext', 3), { deadlineMs: 3000 });
     assert.notEqual(refused.error, null, 'plaintext gets nothing');
+    // tandem-cli speaks TLS and sends the key.
+    const cli = (args) => spawnSync(path.join(BIN_DIR, 'tandem-cli'),
+      ['info', `--server=${server.address}`, `--tls_ca=${cert}`, '--timeout=10s', ...args], { encoding: 'utf8' });
+    const info = cli([`--api_key_file=${path.join(dir, 'api-key')}`]);
+    assert.equal(info.status, 0, info.stderr);
+    assert.match(info.stdout, /architecture: "gpt2"/);
+    assert.notEqual(cli([]).status, 0, 'no key, no answer');
     // HTTPS: /metrics and the probes open by default, other paths need the key.
     const https = require('node:https');
     const get = (p, headers = {}) => new Promise((resolve, reject) => {

@@ -84,10 +84,10 @@ test(`soak: ${REQUESTS} mixed requests, nothing lost, metrics exact, resources b
     const started = Date.now();
     const worker = async () => {
       while (next < REQUESTS) {
-        next += 1;
+        const index = ++next;
         const outcome = await oneCall(generation, pick(), random);
         seen[outcome] = (seen[outcome] || 0) + 1;
-        if (next % 500 === 0) process.stderr.write(`# soak: ${next}/${REQUESTS} after ${Date.now() - started} ms\n`);
+        if (index % 1000 === 0) process.stderr.write(`# soak: call ${index}/${REQUESTS} started by ${Date.now() - started} ms\n`);
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
