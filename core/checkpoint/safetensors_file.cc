@@ -9,13 +9,13 @@
 #include <cerrno>
 #include <exception>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string_view>
 #include <utility>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/checkpoint/json_guards.h"
 
 namespace tandem {
 namespace {
@@ -63,80 +63,6 @@ uint64_t ReadLittleEndianU64(const char* p) {
 const char* JsonTypeName(const Json& j) {
   return j.type_name();  // Never throws.
 }
-
-// Returns the maximum nesting depth of arrays/objects in `json`, ignoring
-// brackets inside string literals. Stops counting once `limit` is exceeded.
-int JsonNestingDepth(absl::string_view json, int limit) {
-  int depth = 0;
-  int max_depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (char c : json) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      max_depth = std::max(max_depth, ++depth);
-      if (max_depth > limit) break;
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return max_depth;
-}
-
-// Parser callback state that records the first key repeated within one JSON
-// object (nlohmann would otherwise silently keep the last value).
-class DuplicateKeyDetector {
- public:
-  bool OnEvent(int /*depth*/, Json::parse_event_t event, Json& parsed) {
-    switch (event) {
-      case Json::parse_event_t::object_start:
-        keys_.emplace_back();
-        break;
-      case Json::parse_event_t::array_start:
-        keys_.emplace_back();  // Placeholder so ends pop symmetrically.
-        break;
-      case Json::parse_event_t::object_end:
-      case Json::parse_event_t::array_end:
-        if (!keys_.empty()) keys_.pop_back();
-        break;
-      case Json::parse_event_t::key:
-        if (!keys_.empty() && parsed.is_string()) {
-          const std::string& key = parsed.get_ref<const std::string&>();
-          if (!keys_.back().insert(key).second && !found_) {
-            found_ = true;
-            duplicate_ = key;
-            duplicate_depth_ = keys_.size();
-          }
-        }
-        break;
-      case Json::parse_event_t::value:
-        break;
-    }
-    return true;  // Keep everything.
-  }
-
-  bool found() const { return found_; }
-  const std::string& duplicate() const { return duplicate_; }
-  // 1 for a top-level key (a tensor name or "__metadata__").
-  size_t duplicate_depth() const { return duplicate_depth_; }
-
- private:
-  std::vector<std::set<std::string>> keys_;
-  bool found_ = false;
-  std::string duplicate_;
-  size_t duplicate_depth_ = 0;
-};
 
 // Reads a JSON integer that must be >= 0 into `out`. Returns an error
 // description (empty on success).
