@@ -198,8 +198,14 @@ void GenerateReactor::Refuse(grpc::Status status, FinishReason reason) {
 }
 
 void GenerateReactor::OnWriteDone(bool ok) {
-  if (!ok && submitted_) engine_->Cancel(engine_id_);
+  // A failed write comes with OnCancel, which tells the engine why.
+  if (!ok && submitted_) engine_->Cancel(engine_id_, ExpiredReason());
   stream_->WriteDone(ok);
+}
+
+FinishReason GenerateReactor::ExpiredReason() const {
+  return absl::Now() + absl::Milliseconds(50) >= deadline_ ? FinishReason::kDeadline
+                                                           : FinishReason::kCancelled;
 }
 
 void GenerateReactor::OnCancel() {
@@ -208,10 +214,8 @@ void GenerateReactor::OnCancel() {
   // gRPC's deadline timer and absl::Now() can disagree by a few
   // milliseconds, so a cancellation that close to the deadline is the
   // deadline's.
-  const bool expired = absl::Now() + absl::Milliseconds(50) >= deadline_;
-  if (submitted_ && !stream_->engine_done()) {
-    engine_->Cancel(engine_id_, expired ? FinishReason::kDeadline : FinishReason::kCancelled);
-  }
+  const bool expired = ExpiredReason() == FinishReason::kDeadline;
+  if (submitted_ && !stream_->engine_done()) engine_->Cancel(engine_id_, ExpiredReason());
   stream_->FinishNow(expired ? grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "deadline exceeded")
                              : grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
 }

@@ -47,6 +47,9 @@ class GenerateReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  private:
   class Stream;
 
+  // Why the call is being cancelled: kDeadline when its deadline has passed
+  // (within gRPC's and our clocks' disagreement), else kCancelled.
+  FinishReason ExpiredReason() const;
   // Finishes before submission with `status`, counted as `reason`.
   void Refuse(grpc::Status status, FinishReason reason);
 

@@ -38,7 +38,8 @@ ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9400",
 ABSL_FLAG(int32_t, http_threads, 64,
           "HTTP connections served at once (each holds a thread while open; more wait)");
 ABSL_FLAG(absl::Duration, http_timeout, absl::Seconds(5),
-          "HTTP read and write timeout per operation, and the keep-alive idle timeout");
+          "HTTP read and write timeout per operation (idle keep-alive connections close "
+          "after at most 2 s)");
 ABSL_FLAG(std::string, model, "",
           "Hugging Face checkpoint directory (config.json, whose model_type names the "
           "family, model.safetensors and the tokenizer's files). Empty: the embedded "
@@ -104,8 +105,11 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartHttp(const ServerMetrics& metri
   options.listen = absl::GetFlag(FLAGS_metrics_listen);
   if (options.listen.empty()) return nullptr;
   options.threads = absl::GetFlag(FLAGS_http_threads);
-  options.read_timeout = options.write_timeout = options.keep_alive_timeout =
-      absl::GetFlag(FLAGS_http_timeout);
+  options.read_timeout = options.write_timeout = absl::GetFlag(FLAGS_http_timeout);
+  // Idle keep-alive connections hold a pool thread, also at shutdown, where
+  // the server waits for them: keep them short (scrapes come every 15 s).
+  options.keep_alive_timeout = std::min(options.read_timeout, absl::Seconds(2));
+  options.shutdown_timeout = options.keep_alive_timeout + absl::Seconds(1);
   options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
   options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
   options.api_key = api_key;
@@ -175,6 +179,9 @@ absl::StatusOr<Secrets> ReadSecrets() {
     return absl::InvalidArgumentError("--tls_cert and --tls_key go together");
   }
   if (cert.empty()) {
+    if (!secrets.api_key.empty()) {
+      LogWarning("an API key without --tls_cert/--tls_key travels in cleartext");
+    }
     secrets.grpc_credentials = grpc::InsecureServerCredentials();
     return secrets;
   }

@@ -23,6 +23,12 @@ SchedulerOptions SchedulerOptionsFor(const EngineOptions& options,
   return scheduler;
 }
 
+// How requests that had not started end when the server shuts down.
+absl::Status NotStartedError() {
+  return absl::UnavailableError(
+      "the server is shutting down and did not start this request; retry elsewhere");
+}
+
 }  // namespace
 
 Engine::Engine(EngineOptions options, std::unique_ptr<ModelRunner> runner,
@@ -75,7 +81,9 @@ void Engine::Loop() {
     if (inbox.drain) drain_pending_ = true;
     if (inbox.stop) {
       if (in_flight_.has_value()) FinishStep(*std::exchange(in_flight_, std::nullopt));
-      cut_off_ = scheduler_.num_running() + scheduler_.num_waiting();
+      // Not started: UNAVAILABLE, so clients retry elsewhere; running: cut off.
+      scheduler_.FinishWaiting(FinishReason::kShutdown, NotStartedError());
+      cut_off_ = scheduler_.num_running();
       scheduler_.FinishAll(FinishReason::kShutdown, absl::OkStatus());
       queue_.ReportEngineState(0, 0, true);
       return;
@@ -102,9 +110,7 @@ void Engine::RunStep() {
   if (drain_pending_) {
     // Shutting down: what got a free slot above runs on; the rest ends now.
     drain_pending_ = false;
-    scheduler_.FinishWaiting(FinishReason::kShutdown,
-                             absl::UnavailableError("the server is shutting down and did not "
-                                                    "start this request; retry elsewhere"));
+    scheduler_.FinishWaiting(FinishReason::kShutdown, NotStartedError());
   }
   ReportLoad();
   plan.follows_idle = device_idle_;

@@ -32,11 +32,15 @@ void Scheduler::FinishWaiting(FinishReason reason, const absl::Status& error) {
 }
 
 void Scheduler::FinishAll(FinishReason reason, const absl::Status& error) {
+  const absl::Time now = absl::Now();
+  // Cancellations not yet applied keep their own reasons.
+  for (const auto& [id, cancelled_reason] : cancelled_) {
+    if (sequences_.contains(id)) Retire(id, cancelled_reason, now);
+  }
+  cancelled_.clear();
   std::vector<uint64_t> ids(waiting_.begin(), waiting_.end());
   ids.insert(ids.end(), running_.begin(), running_.end());
-  const absl::Time now = absl::Now();
   for (uint64_t id : ids) Retire(id, reason, now, "", error);
-  cancelled_.clear();
 }
 
 RowSampling Scheduler::SamplingFor(const Sequence& seq) const {
@@ -48,7 +52,11 @@ RowSampling Scheduler::SamplingFor(const Sequence& seq) const {
 
 StepPlan Scheduler::Schedule(absl::Time now) {
   for (const auto& [id, reason] : cancelled_) {
-    if (sequences_.contains(id)) Retire(id, reason, now);
+    auto it = sequences_.find(id);
+    if (it == sequences_.end()) continue;
+    // Whichever callback reported it first, a call past its deadline ended
+    // because of the deadline.
+    Retire(id, now >= it->second->request.deadline ? FinishReason::kDeadline : reason, now);
   }
   cancelled_.clear();
   std::vector<uint64_t> expired;

@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "core/base/constant_time.h"
 #include "core/base/logging.h"
 
@@ -185,6 +186,8 @@ void HttpServer::Start() {
     server->listen_after_bind();
     done.set_value();
   });
+  // stop() does nothing until the loop runs: wait for it (a few ms).
+  for (int i = 0; i < 1000 && !server_->is_running(); ++i) absl::SleepFor(absl::Milliseconds(1));
 }
 
 HttpServer::~HttpServer() {

@@ -38,8 +38,9 @@ struct HttpServerOptions {
   size_t max_body_bytes = 1 << 20;
   size_t max_header_bytes = 32 * 1024;
   size_t max_headers = 100;
-  // How long the destructor waits for open connections to finish.
-  absl::Duration shutdown_timeout = absl::Seconds(2);
+  // How long the destructor waits for open connections to finish; longer
+  // than keep_alive_timeout, so idle scrapers' connections close in time.
+  absl::Duration shutdown_timeout = absl::Seconds(6);
   // HTTPS with this certificate chain and private key (PEM files) when set.
   std::string tls_cert_file;
   std::string tls_key_file;

@@ -60,6 +60,7 @@ TEST(DecodeKernelTest, MatchesTheGatherMatmulPathForEveryLength) {
     const auto options = at::TensorOptions().dtype(dtype).device(at::kCUDA);
     KvCache cache_a(Shape(config, 4), options);
     KvCache cache_b(Shape(config, 4), options);
+    ASSERT_TRUE(with_kernel.UsesFusedDecode(4)) << "the kernels must be what is compared";
     // Slots at lengths 1, 37, 200 and 255 (the last position of the context).
     const std::vector<int64_t> lengths = {1, 37, 200, 255};
     std::vector<int64_t> slots, tokens, positions;

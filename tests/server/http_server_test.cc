@@ -149,10 +149,11 @@ TEST_F(HttpServerTest, SlowAndIdleClientsDoNotBlockAScrape) {
   const absl::Time start = absl::Now();
   EXPECT_THAT(Get("/metrics"), StartsWith("HTTP/1.1 200"));
   EXPECT_LT(absl::Now() - start, absl::Seconds(1));
-  // The idle ones are closed by the server after the read timeout.
+  // The idle ones are closed by the server after its timeouts (well before
+  // the client's own 10 s receive timeout).
   const absl::Time idle_start = absl::Now();
   EXPECT_EQ(slow.front()->ReadAll(), "");
-  EXPECT_LT(absl::Now() - idle_start, absl::Seconds(4));
+  EXPECT_LT(absl::Now() - idle_start, absl::Seconds(8));
 }
 
 TEST(HttpServerBindTest, BadAndBusyAddressesAreErrors) {

@@ -31,6 +31,7 @@ class FakeRunner : public ModelRunner {
   bool reads_tokens_on_device() const override { return on_device_; }
   absl::StatusOr<StepOutput> Step(const StepPlan& plan) override {
     if (gate_ != nullptr) gate_->WaitForNotification();
+    absl::SleepFor(step_delay_);
     if (fail_) return absl::InternalError("device lost");
     StepOutput output;
     output.prefill_tokens.assign(plan.prefills.size(), {kHello, 0});
@@ -39,6 +40,7 @@ class FakeRunner : public ModelRunner {
   }
   ModelDescription description_;
   absl::Notification* gate_ = nullptr;
+  absl::Duration step_delay_ = absl::ZeroDuration();
   bool fail_ = false;
   bool on_device_ = false;
 };
@@ -140,7 +142,9 @@ TEST(EngineTest, ShutdownCutsOffRequestsThatOutliveTheGracePeriod) {
 // retry elsewhere; the running one gets its grace period; a second signal
 // (CutShort) ends that early.
 TEST(EngineTest, ShutdownEndsWaitingRequestsAtOnceAndCutShortEndsTheGrace) {
-  Engine engine({}, std::make_unique<FakeRunner>(1), &TestTokenizer(), nullptr);
+  auto runner = std::make_unique<FakeRunner>(1);
+  runner->step_delay_ = absl::Milliseconds(20);  // 60 tokens take over a second
+  Engine engine({}, std::move(runner), &TestTokenizer(), nullptr);
   auto running = std::make_shared<RecordingSink>();
   ASSERT_TRUE(engine.Submit(MakeRequest(running, 60)).ok());
   std::vector<std::shared_ptr<RecordingSink>> waiting;
@@ -157,19 +161,40 @@ TEST(EngineTest, ShutdownEndsWaitingRequestsAtOnceAndCutShortEndsTheGrace) {
     EXPECT_EQ(sink->summary().error.code(), absl::StatusCode::kUnavailable);
     EXPECT_EQ(sink->summary().completion_tokens, 0);
   }
-  EXPECT_FALSE(running->finished() && running->summary().reason == FinishReason::kShutdown);
+  EXPECT_FALSE(running->finished());
   engine.CutShort();
   drain.join();
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   ASSERT_TRUE(running->finished());
-  if (running->summary().reason == FinishReason::kShutdown) {
-    EXPECT_EQ(cut_off, 1);
-    EXPECT_TRUE(running->summary().error.ok());
-  }
+  EXPECT_EQ(running->summary().reason, FinishReason::kShutdown);
+  EXPECT_LT(running->summary().completion_tokens, 60);
+  EXPECT_TRUE(running->summary().error.ok());
+  EXPECT_EQ(cut_off, 1);
+}
+
+// Shutdown without a grace period: the waiting ones still get UNAVAILABLE,
+// only the running one is cut off.
+TEST(EngineTest, ShutdownWithoutGraceStillRefusesTheWaitingOnes) {
+  auto runner = std::make_unique<FakeRunner>(1);
+  runner->step_delay_ = absl::Milliseconds(20);
+  Engine engine({}, std::move(runner), &TestTokenizer(), nullptr);
+  auto running = std::make_shared<RecordingSink>();
+  ASSERT_TRUE(engine.Submit(MakeRequest(running, 60)).ok());
+  absl::SleepFor(absl::Milliseconds(50));  // admitted and decoding
+  auto waiting = std::make_shared<RecordingSink>();
+  ASSERT_TRUE(engine.Submit(MakeRequest(waiting, 60)).ok());
+  EXPECT_EQ(engine.Shutdown(absl::ZeroDuration()), 1);
+  ASSERT_TRUE(waiting->finished());
+  EXPECT_EQ(waiting->summary().error.code(), absl::StatusCode::kUnavailable);
+  ASSERT_TRUE(running->finished());
+  EXPECT_EQ(running->summary().reason, FinishReason::kShutdown);
+  EXPECT_TRUE(running->summary().error.ok());
 }
 
 TEST(EngineTest, ACancelledCallWhoseDeadlinePassedCountsAsDeadline) {
-  Engine engine({}, std::make_unique<FakeRunner>(1), &TestTokenizer(), nullptr);
+  auto runner = std::make_unique<FakeRunner>(1);
+  runner->step_delay_ = absl::Milliseconds(20);  // the blocker holds the slot
+  Engine engine({}, std::move(runner), &TestTokenizer(), nullptr);
   auto blocker = std::make_shared<RecordingSink>();
   auto sink = std::make_shared<RecordingSink>();
   ASSERT_TRUE(engine.Submit(MakeRequest(blocker, 60)).ok());
