@@ -151,6 +151,17 @@ GenerateReactor::GenerateReactor(Engine* engine, const Tokenizer* tokenizer,
                                  const grpc::Status& authorized, const grpc::ByteBuffer* raw,
                                  grpc::CallbackServerContext* context)
     : engine_(engine), metrics_(metrics), deadline_(DeadlineOf(*context)) {
+  if (!raw->Valid()) {
+    // No request message arrived: the call ended first (its deadline, or
+    // the client gave up). gRPC still runs raw handlers for such calls.
+    stream_ = std::make_shared<Stream>(this, NewRequestId());
+    const FinishReason reason = ExpiredReason();
+    Refuse(reason == FinishReason::kDeadline
+               ? grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "deadline exceeded")
+               : grpc::Status(grpc::StatusCode::CANCELLED, "cancelled before the request arrived"),
+           reason);
+    return;
+  }
   v1::GenerateRequest request;
   grpc::Status parsed = authorized.ok() ? ParseRequest(*raw, &request) : authorized;
   if (parsed.ok() && request.request_id().size() > limits.max_request_id_bytes) {
@@ -187,13 +198,7 @@ GenerateReactor::GenerateReactor(Engine* engine, const Tokenizer* tokenizer,
 }
 
 void GenerateReactor::Refuse(grpc::Status status, FinishReason reason) {
-  if (metrics_ != nullptr) {
-    if (reason == FinishReason::kDeadline) {
-      metrics_->OnExpiredBeforeStart();
-    } else {
-      metrics_->OnRejected();
-    }
-  }
+  if (metrics_ != nullptr) metrics_->OnEndedBeforeStart(reason);
   stream_->FinishNow(std::move(status));
 }
 

@@ -50,7 +50,8 @@ class GenerateReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // Why the call is being cancelled: kDeadline when its deadline has passed
   // (within gRPC's and our clocks' disagreement), else kCancelled.
   FinishReason ExpiredReason() const;
-  // Finishes before submission with `status`, counted as `reason`.
+  // Finishes before submission with `status`, counted as `reason`
+  // (kDeadline, kCancelled; anything else counts as "rejected").
   void Refuse(grpc::Status status, FinishReason reason);
 
   Engine* engine_;

@@ -135,8 +135,12 @@ void ServerMetrics::OnInterTokenLatency(double seconds) {
 
 void ServerMetrics::OnRejected() { rejected_->Increment(); }
 
-void ServerMetrics::OnExpiredBeforeStart() {
-  finished_[static_cast<int>(FinishReason::kDeadline)]->Increment();
+void ServerMetrics::OnEndedBeforeStart(FinishReason reason) {
+  if (reason == FinishReason::kDeadline || reason == FinishReason::kCancelled) {
+    finished_[static_cast<int>(reason)]->Increment();
+  } else {
+    rejected_->Increment();
+  }
 }
 
 }  // namespace tandem

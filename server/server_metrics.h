@@ -45,9 +45,10 @@ class ServerMetrics : public EngineObserver {
   // A request refused before it was queued (invalid, queue full, shutting
   // down, unauthenticated): finish_reason="rejected".
   void OnRejected();
-  // A call whose deadline had passed before it could be queued:
-  // finish_reason="deadline".
-  void OnExpiredBeforeStart();
+  // A call that ended before it could be queued: its deadline passed
+  // (kDeadline) or the client gave up (kCancelled); any other reason counts
+  // as "rejected".
+  void OnEndedBeforeStart(FinishReason reason);
 
   // Shared with the HTTP /metrics route.
   std::shared_ptr<const prometheus::Registry> registry() const { return registry_; }
