@@ -1,0 +1,230 @@
+// tandem-loadgen: drives a tandem-server over gRPC at a fixed concurrency or
+// a Poisson arrival rate and reports TTFT, TPOT, ITL, E2E latency (mean,
+// p50/p90/p99), requests/s, output tokens/s and goodput, with vLLM's
+// definitions. Writes one JSON line per request and a summary line.
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+#include <nlohmann/json.hpp>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "client/loadgen/request_record.h"
+#include "tandem/v1/generation.grpc.pb.h"
+
+ABSL_FLAG(std::string, server, "localhost:50051", "tandem-server address");
+ABSL_FLAG(int32_t, num_requests, 100, "requests measured");
+ABSL_FLAG(int32_t, warmup, 4, "requests sent (one at a time) before the measured ones");
+ABSL_FLAG(int32_t, concurrency, 8, "requests in flight at once (when --request_rate is 0)");
+ABSL_FLAG(double, request_rate, 0,
+          "Poisson arrivals per second instead of a fixed concurrency (0: off)");
+ABSL_FLAG(int32_t, max_concurrency, 256, "with --request_rate: at most this many in flight");
+ABSL_FLAG(std::string, prompt_tokens, "128", "prompt length: N, or uniform:A:B");
+ABSL_FLAG(std::string, output_tokens, "128", "tokens to generate: N, or uniform:A:B");
+ABSL_FLAG(uint64_t, seed, 1, "seed of the lengths, prompts and arrivals");
+ABSL_FLAG(std::string, slo, "", "goodput objectives, ttft:MS,tpot:MS");
+ABSL_FLAG(std::string, out, "", "JSON lines: one per request, then the summary");
+ABSL_FLAG(double, progress_seconds, 5, "a progress line on stderr this often (0: none)");
+
+namespace tandem {
+namespace {
+
+// "N" or "uniform:A:B" (inclusive).
+struct LengthSpec {
+  int low = 0, high = 0;
+  int Draw(std::mt19937_64& rng) const {
+    return std::uniform_int_distribution<int>(low, high)(rng);
+  }
+};
+
+bool ParseLength(const std::string& text, LengthSpec* spec) {
+  std::vector<std::string> parts = absl::StrSplit(text, ':');
+  if (parts.size() == 1 && absl::SimpleAtoi(parts[0], &spec->low) && spec->low > 0) {
+    spec->high = spec->low;
+    return true;
+  }
+  return parts.size() == 3 && parts[0] == "uniform" && absl::SimpleAtoi(parts[1], &spec->low) &&
+         absl::SimpleAtoi(parts[2], &spec->high) && spec->low > 0 && spec->high >= spec->low;
+}
+
+// One request, prepared before the run so its randomness does not depend on timing.
+struct Planned {
+  v1::GenerateRequest request;
+  double arrival = 0;  // seconds after the run's start (rate mode)
+};
+
+std::vector<Planned> Plan(int count, int vocab, const LengthSpec& prompt,
+                          const LengthSpec& output, std::mt19937_64& rng) {
+  std::vector<Planned> plan(count);
+  const double rate = absl::GetFlag(FLAGS_request_rate);
+  std::exponential_distribution<double> gap(rate > 0 ? rate : 1.0);
+  std::uniform_int_distribution<int> token(0, vocab - 1);
+  double t = 0;
+  for (Planned& p : plan) {
+    for (int i = prompt.Draw(rng); i > 0; --i) p.request.add_prompt_token_ids(token(rng));
+    p.request.mutable_stopping()->set_max_tokens(output.Draw(rng));
+    p.request.mutable_stopping()->set_ignore_eos(true);
+    p.arrival = t;
+    if (rate > 0) t += gap(rng);
+  }
+  return plan;
+}
+
+// Runs one Generate stream and times it; `run_start` anchors RequestRecord::start.
+RequestRecord Send(v1::Generation::Stub& stub, const v1::GenerateRequest& request,
+                   absl::Time run_start) {
+  RequestRecord r;
+  r.prompt_tokens = request.prompt_token_ids_size();
+  const absl::Time start = absl::Now();
+  r.start = absl::ToDoubleSeconds(start - run_start);
+  grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientReader<v1::GenerateResponse>> reader = stub.Generate(&context, request);
+  v1::GenerateResponse response;
+  while (reader->Read(&response)) {
+    const double t = absl::ToDoubleSeconds(absl::Now() - start);
+    for (int i = 0; i < response.token_ids_size(); ++i) r.token_times.push_back(t);
+  }
+  const grpc::Status status = reader->Finish();
+  r.end = absl::ToDoubleSeconds(absl::Now() - start);
+  r.ok = status.ok();
+  if (!r.ok) r.error = std::to_string(status.error_code()) + " " + status.error_message();
+  return r;
+}
+
+// Runs the plan: at a fixed concurrency, or at the planned arrival times with
+// at most --max_concurrency in flight. Thread per in-flight request.
+std::vector<RequestRecord> Run(v1::Generation::Stub& stub, const std::vector<Planned>& plan) {
+  std::vector<RequestRecord> records(plan.size());
+  const bool rate_mode = absl::GetFlag(FLAGS_request_rate) > 0;
+  const int limit = rate_mode ? absl::GetFlag(FLAGS_max_concurrency) : absl::GetFlag(FLAGS_concurrency);
+  absl::Mutex mu;
+  int in_flight = 0;
+  std::atomic<int> done{0};
+  const absl::Time run_start = absl::Now();
+  std::atomic<bool> finished{false};
+  std::thread progress([&] {
+    const double every = absl::GetFlag(FLAGS_progress_seconds);
+    while (every > 0 && !finished) {
+      absl::SleepFor(absl::Seconds(every));
+      if (finished) break;
+      std::fprintf(stderr, "loadgen: %d/%zu done after %.1f s\n", done.load(), plan.size(),
+                   absl::ToDoubleSeconds(absl::Now() - run_start));
+    }
+  });
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (rate_mode) absl::SleepFor(run_start + absl::Seconds(plan[i].arrival) - absl::Now());
+    {
+      absl::MutexLock lock(&mu);
+      auto room = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return in_flight < limit; };
+      mu.Await(absl::Condition(&room));
+      ++in_flight;
+    }
+    threads.emplace_back([&, i] {
+      records[i] = Send(stub, plan[i].request, run_start);
+      ++done;
+      absl::MutexLock lock(&mu);
+      --in_flight;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  finished = true;
+  progress.join();
+  return records;
+}
+
+nlohmann::json ToJson(const Distribution& d) {
+  return {{"mean_ms", 1e3 * d.mean}, {"p50_ms", 1e3 * d.p50}, {"p90_ms", 1e3 * d.p90},
+          {"p99_ms", 1e3 * d.p99},   {"max_ms", 1e3 * d.max}, {"count", d.count}};
+}
+
+void Print(const char* name, const Distribution& d) {
+  std::printf("%-6s %10.2f %10.2f %10.2f %10.2f %10.2f\n", name, 1e3 * d.mean, 1e3 * d.p50,
+              1e3 * d.p90, 1e3 * d.p99, 1e3 * d.max);
+}
+
+int Main() {
+  LengthSpec prompt, output;
+  Slo slo;
+  std::string error;
+  if (!ParseLength(absl::GetFlag(FLAGS_prompt_tokens), &prompt) ||
+      !ParseLength(absl::GetFlag(FLAGS_output_tokens), &output)) {
+    std::fprintf(stderr, "error: lengths are N or uniform:A:B\n");
+    return 2;
+  }
+  if (!ParseSlo(absl::GetFlag(FLAGS_slo), &slo, &error)) {
+    std::fprintf(stderr, "error: --slo: %s\n", error.c_str());
+    return 2;
+  }
+  auto stub = v1::Generation::NewStub(
+      grpc::CreateChannel(absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials()));
+  v1::ModelInfo info;
+  grpc::ClientContext info_context;
+  info_context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+  if (grpc::Status s = stub->GetModelInfo(&info_context, v1::GetModelInfoRequest(), &info); !s.ok()) {
+    std::fprintf(stderr, "error: %s: %s\n", absl::GetFlag(FLAGS_server).c_str(), s.error_message().c_str());
+    return 1;
+  }
+  std::mt19937_64 rng(absl::GetFlag(FLAGS_seed));
+  for (const Planned& p : Plan(absl::GetFlag(FLAGS_warmup), info.vocab_size(), prompt, output, rng)) {
+    Send(*stub, p.request, absl::Now());
+  }
+  const std::vector<RequestRecord> records =
+      Run(*stub, Plan(absl::GetFlag(FLAGS_num_requests), info.vocab_size(), prompt, output, rng));
+  const RunSummary s = Summarize(records, slo);
+  std::printf("requests %d ok, %d failed in %.2f s: %.2f req/s, %.0f output tokens/s, goodput %.2f req/s\n",
+              s.completed, s.failed, s.duration_seconds, s.requests_per_second,
+              s.output_tokens_per_second, s.goodput_requests_per_second);
+  std::printf("%-6s %10s %10s %10s %10s %10s\n", "ms", "mean", "p50", "p90", "p99", "max");
+  Print("TTFT", s.ttft);
+  Print("TPOT", s.tpot);
+  Print("ITL", s.itl);
+  Print("E2E", s.e2e);
+  if (const std::string out = absl::GetFlag(FLAGS_out); !out.empty()) {
+    std::ofstream file(out);
+    for (const RequestRecord& r : records) {
+      nlohmann::json line = {{"start_s", r.start}, {"prompt_tokens", r.prompt_tokens},
+                             {"output_tokens", r.token_times.size()}, {"e2e_s", r.end},
+                             {"ok", r.ok}, {"error", r.error}};
+      if (auto t = TimeToFirstToken(r)) line["ttft_s"] = *t;
+      if (auto t = TimePerOutputToken(r)) line["tpot_s"] = *t;
+      file << line.dump() << "\n";
+    }
+    file << nlohmann::json{{"summary", true}, {"completed", s.completed}, {"failed", s.failed},
+                           {"duration_s", s.duration_seconds},
+                           {"requests_per_s", s.requests_per_second},
+                           {"output_tokens", s.output_tokens},
+                           {"output_tokens_per_s", s.output_tokens_per_second},
+                           {"goodput_requests_per_s", s.goodput_requests_per_second},
+                           {"ttft", ToJson(s.ttft)}, {"tpot", ToJson(s.tpot)},
+                           {"itl", ToJson(s.itl)}, {"e2e", ToJson(s.e2e)}}
+                .dump()
+         << "\n";
+  }
+  return s.failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace tandem
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Load generator for tandem-server (gRPC): tandem-loadgen --server=HOST:PORT "
+      "[--concurrency=N | --request_rate=R] [--num_requests=N] [--prompt_tokens=N|uniform:A:B] "
+      "[--output_tokens=...] [--slo=ttft:MS,tpot:MS] [--out=run.jsonl]");
+  absl::ParseCommandLine(argc, argv);
+  return tandem::Main();
+}

@@ -1,0 +1,67 @@
+// End-to-end: tandem-loadgen against the real CPU server (a tiny model),
+// at a fixed concurrency and at a Poisson rate; its counts checked against
+// the server's own /metrics.
+'use strict';
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+const { startServer, httpGet, BIN_DIR } = require('./tandem_client');
+
+const sample = (text, series) => Number((text.split('\n').find((l) => l.startsWith(`${series} `)) || ' NaN').split(' ')[1]);
+
+test('tandem-loadgen reports every request and agrees with /metrics', { timeout: 300000 }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tandem-loadgen-'));
+  const made = spawnSync(path.join(BIN_DIR, 'tandem-cli'), ['make-model', `--out=${dir}`, '--size=tiny']);
+  assert.equal(made.status, 0, String(made.stderr));
+  const server = await startServer([`--model=${dir}`, '--max_slots=4', '--metrics_listen=127.0.0.1:0']);
+  try {
+    const run = (args) => new Promise((resolve) => {
+      const out = path.join(dir, `run-${Date.now()}.jsonl`);
+      const child = require('node:child_process').spawn(path.join(BIN_DIR, 'tandem-loadgen'),
+        [`--server=${server.address}`, `--out=${out}`, '--warmup=2', '--seed=7', ...args]);
+      let stdout = '';
+      child.stdout.on('data', (c) => { stdout += c; });
+      child.stderr.on('data', () => {});
+      child.on('exit', (code) => resolve({ code, stdout, lines: fs.readFileSync(out, 'utf8').trim().split('\n').map(JSON.parse) }));
+    });
+    const before = (await httpGet(`http://${server.metricsAddress}/metrics`)).body;
+    const fixed = await run(['--num_requests=20', '--concurrency=4', '--prompt_tokens=uniform:5:30',
+      '--output_tokens=8', '--slo=ttft:60000,tpot:60000']);
+    assert.equal(fixed.code, 0, fixed.stdout);
+    assert.match(fixed.stdout, /requests 20 ok, 0 failed/);
+    assert.match(fixed.stdout, /TTFT\s/);
+    const requests = fixed.lines.filter((l) => !l.summary);
+    const summary = fixed.lines.find((l) => l.summary);
+    assert.equal(requests.length, 20);
+    for (const r of requests) {
+      assert.equal(r.ok, true);
+      assert.equal(r.output_tokens, 8);
+      assert.ok(r.prompt_tokens >= 5 && r.prompt_tokens <= 30);
+      assert.ok(r.ttft_s > 0 && r.ttft_s <= r.e2e_s);
+      assert.ok(Math.abs(r.tpot_s - (r.e2e_s - r.ttft_s) / 7) < 1e-9);
+    }
+    assert.equal(summary.completed, 20);
+    assert.equal(summary.output_tokens, 160);
+    assert.equal(summary.goodput_requests_per_s, summary.requests_per_s, 'a generous SLO: every request is good');
+    assert.ok(summary.ttft.p50_ms <= summary.ttft.p99_ms);
+    // The server saw the same (the 2 warm-up requests included).
+    const after = (await httpGet(`http://${server.metricsAddress}/metrics`)).body;
+    assert.equal(sample(after, 'tandem_generation_tokens_total') - sample(before, 'tandem_generation_tokens_total'), 160 + 2 * 8);
+    assert.equal(sample(after, 'tandem_requests_total{finish_reason="length"}') -
+      sample(before, 'tandem_requests_total{finish_reason="length"}'), 22);
+    const prompts = requests.reduce((a, r) => a + r.prompt_tokens, 0);
+    assert.ok(sample(after, 'tandem_prompt_tokens_total') - sample(before, 'tandem_prompt_tokens_total') >= prompts);
+    // Poisson arrivals at 20 requests/s: the run takes about 1 s of arrivals.
+    const poisson = await run(['--num_requests=20', '--request_rate=20', '--prompt_tokens=10', '--output_tokens=4']);
+    assert.equal(poisson.code, 0, poisson.stdout);
+    const starts = poisson.lines.filter((l) => !l.summary).map((l) => l.start_s);
+    assert.ok(Math.max(...starts) > 0.2, `arrivals spread over time (${Math.max(...starts)} s)`);
+  } finally {
+    server.kill('SIGTERM');
+    await server.exited;
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
