@@ -18,6 +18,8 @@
 #              PARITY_SIZES=gpt2 for the small one only)
 #   tokenizer  tests/parity/hf_tokenizer.py (the corpus against GPT2TokenizerFast)
 #   profile    Nsight Compute kernel times of a steady N=1 decode step
+#   loadgen    tandem-loadgen through gRPC against tandem-server (GPT-2 small bf16, 64 slots):
+#              64 x (128 prompt, 256 output) at once, 1 x 128, and Poisson arrivals
 #   prevbench  the bench step on the previous build: the tree in .prev/ (made here with
 #              `git archive REV | tar -x -C .prev`, carried), built in build-prev
 set -uo pipefail
@@ -71,6 +73,27 @@ for step in "$@"; do
           > "$OUT/ncu.csv" 2> "$OUT/ncu.err"
       python3 scripts/bench/kernel_times.py "$OUT/ncu.csv" --last 70 --order "$OUT/ncu-order.txt" \
           | cut -c1-150 | head -30 ;;
+    loadgen)
+      $bin/tandem-server --listen=127.0.0.1:50161 --metrics_listen=127.0.0.1:9661 \
+          > "$OUT/loadgen-server.log" 2>&1 &
+      server=$!
+      for _ in $(seq 1 240); do
+        $bin/tandem-cli info --server=127.0.0.1:50161 --timeout=1s >/dev/null 2>&1 && break
+        sleep 0.5
+      done
+      lg="$bin/tandem-loadgen --server=127.0.0.1:50161 --progress_seconds=0"
+      {
+        echo "## 64 at once: 128 prompt, 256 output"
+        $lg --num_requests=64 --concurrency=64 --prompt_tokens=128 --output_tokens=256 --out="$OUT/loadgen-64.jsonl"
+        echo "## 1 at a time: 128 prompt, 256 output"
+        $lg --num_requests=16 --concurrency=1 --prompt_tokens=128 --output_tokens=256
+        echo "## unseen lengths, 1 at a time: uniform 20..300 prompt, 16 output"
+        $lg --num_requests=20 --concurrency=1 --prompt_tokens=uniform:20:300 --output_tokens=16
+        echo "## Poisson 100 req/s: 256 prompt, 256 output"
+        $lg --num_requests=300 --request_rate=100 --prompt_tokens=256 --output_tokens=256
+      } > "$OUT/loadgen.txt" 2>&1
+      kill $server; wait $server
+      grep -E "^##|^requests|^TTFT|^TPOT|^ITL" "$OUT/loadgen.txt" ;;
     prevbench)
       cmake -S .prev -B build-prev $DEVICE_CMAKE_ARGS -DTANDEM_BUILD_TESTS=OFF \
           -DTANDEM_GPT2_VOCAB_DIR="$PWD/third_party/gpt2" > "$OUT/cmake-prev.log" 2>&1 &&
