@@ -71,6 +71,9 @@ ServerMetrics::ServerMetrics(BuildInfo build)
   decode_step_seconds_ = &step_duration.Add({{"phase", "decode"}}, StepBuckets());
   step_batch_size_ = histogram("tandem_step_batch_size", "Sequences in each decode step.",
                                ExponentialBuckets(1, 2, 11));
+  step_prefill_tokens_ = histogram("tandem_step_prefill_tokens",
+                                   "Prompt tokens prefilled in each step that prefilled.",
+                                   ExponentialBuckets(16, 2, 12));
   step_gpu_idle_seconds_ = histogram(
       "tandem_step_gpu_idle_seconds",
       "GPU idle time between the end of the previous step and the start of this one "
@@ -102,6 +105,7 @@ void ServerMetrics::OnStep(const StepStats& stats) {
   if (stats.prefill_sequences > 0) {
     prefill_step_seconds_->Observe(t.prefill_seconds);
     prompt_tokens_->Increment(stats.prefill_tokens);
+    step_prefill_tokens_->Observe(stats.prefill_tokens);
   }
   if (stats.decode_sequences > 0) {
     decode_step_seconds_->Observe(t.decode_seconds);

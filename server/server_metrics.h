@@ -73,6 +73,7 @@ class ServerMetrics : public EngineObserver {
   prometheus::Histogram* prefill_step_seconds_;
   prometheus::Histogram* decode_step_seconds_;
   prometheus::Histogram* step_batch_size_;
+  prometheus::Histogram* step_prefill_tokens_;
   prometheus::Histogram* step_gpu_idle_seconds_;
   prometheus::Counter* gpu_idle_seconds_total_;
   prometheus::Counter* gpu_busy_seconds_total_;
