@@ -234,6 +234,25 @@ TEST_F(SchedulerTest, ExpiredDeadlineRetires) {
   EXPECT_EQ(scheduler_->num_free_slots(), 1);
 }
 
+// gRPC may report an expired call as a failed write (a plain cancel) before
+// OnCancel says it was the deadline: past the deadline it counts as one.
+TEST_F(SchedulerTest, ACancellationPastTheDeadlineCountsAsADeadline) {
+  MakeScheduler(1);
+  GenerationRequest request;
+  request.prompt_token_ids = {1};
+  request.stopping.max_tokens = 100;
+  request.deadline = absl::Now() + absl::Milliseconds(20);
+  auto sink = std::make_shared<RecordingSink>();
+  request.sink = sink;
+  scheduler_->Add(1, std::move(request));
+  StepConstant(kHello);
+  absl::SleepFor(absl::Milliseconds(30));
+  scheduler_->Cancel(1, FinishReason::kCancelled);
+  StepConstant(kHello);
+  ASSERT_TRUE(sink->finished());
+  EXPECT_EQ(sink->summary().reason, FinishReason::kDeadline);
+}
+
 TEST_F(SchedulerTest, PrefillBudgetSpreadsLongPromptsOverSteps) {
   MakeScheduler(4, /*prefill_budget=*/10);
   Add(1, 5, std::vector<int32_t>(6, 1));
