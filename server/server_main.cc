@@ -51,9 +51,16 @@ ABSL_FLAG(int32_t, max_context, 0,
           "positions per KV slot, prompt plus completion (0: the model's n_positions)");
 ABSL_FLAG(int32_t, max_queue, 256,
           "requests waiting for a KV slot before new ones get RESOURCE_EXHAUSTED");
-ABSL_FLAG(int32_t, max_prefill_tokens, 2048,
-          "prompt tokens prefilled per engine step (bounds the stall a burst of "
-          "long prompts causes to running streams)");
+ABSL_FLAG(int32_t, max_prefill_tokens, 8192,
+          "prompt tokens prefilled in one engine step (one packed forward) while no "
+          "stream is decoding; on CUDA, prefill shapes up to this are prepared at start-up");
+ABSL_FLAG(int32_t, prefill_tokens_while_decoding, 2048,
+          "the most prompt tokens per step while streams decode: longer prompts and "
+          "bursts are split into chunks that share steps with the decode rows");
+ABSL_FLAG(double, prefill_stall_ratio, 1.0,
+          "while streams decode, a step's prefill may take about this times its decode "
+          "part (the chunk size adapts to the measured cost), so running streams' gaps "
+          "between tokens grow by at most about this factor plus one");
 ABSL_FLAG(tandem::DType, dtype, tandem::DType::kAuto,
           "float32, float16 or bfloat16 (auto: float32 on the CPU, bfloat16 on a GPU)");
 ABSL_FLAG(tandem::DeviceSpec, device, tandem::DeviceSpec(),
@@ -135,6 +142,7 @@ absl::StatusOr<LoadedModel> LoadServedModel() {
   options.device = absl::GetFlag(FLAGS_device);
   options.cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs);
   options.kv_cache = absl::GetFlag(FLAGS_kv_cache);
+  options.max_prefill_tokens = absl::GetFlag(FLAGS_max_prefill_tokens);
   return LoadModel(options);
 }
 
@@ -247,9 +255,22 @@ int Serve() {
     LogRateLimited(LogLevel::kWarning, "protobuf", absl::StrCat("protobuf: ", message));
   });
   const int32_t max_queue = absl::GetFlag(FLAGS_max_queue);
+  for (const auto& [name, value] :
+       {std::pair<const char*, int32_t>{"max_queue", max_queue},
+        {"max_prefill_tokens", absl::GetFlag(FLAGS_max_prefill_tokens)},
+        {"prefill_tokens_while_decoding", absl::GetFlag(FLAGS_prefill_tokens_while_decoding)}}) {
+    if (value < 1) {
+      LogError("--", name, " must be >= 1");
+      return 1;
+    }
+  }
+  if (!(absl::GetFlag(FLAGS_prefill_stall_ratio) > 0)) {
+    LogError("--prefill_stall_ratio must be > 0");
+    return 1;
+  }
   absl::StatusOr<Secrets> secrets = ReadSecrets();
-  if (max_queue < 1 || !secrets.ok()) {
-    LogError(max_queue < 1 ? "--max_queue must be >= 1" : secrets.status().ToString());
+  if (!secrets.ok()) {
+    LogError(secrets.status().ToString());
     return 1;
   }
   ServerMetrics metrics({TANDEM_VERSION, TorchVersion(), CudaAvailable() ? "yes" : "no"});
@@ -269,6 +290,9 @@ int Serve() {
   EngineOptions engine_options;
   engine_options.max_queue = max_queue;
   engine_options.max_prefill_tokens_per_step = absl::GetFlag(FLAGS_max_prefill_tokens);
+  engine_options.prefill_tokens_while_decoding =
+      absl::GetFlag(FLAGS_prefill_tokens_while_decoding);
+  engine_options.prefill_stall_ratio = absl::GetFlag(FLAGS_prefill_stall_ratio);
   engine_options.pipeline = absl::GetFlag(FLAGS_pipeline);
   ServiceOptions service_options;
   service_options.max_queue = max_queue;

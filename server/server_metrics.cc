@@ -74,6 +74,14 @@ ServerMetrics::ServerMetrics(BuildInfo build)
   step_prefill_tokens_ = histogram("tandem_step_prefill_tokens",
                                    "Prompt tokens prefilled in each step that prefilled.",
                                    ExponentialBuckets(16, 2, 12));
+  prefill_partial_chunks_ = counter(
+      "tandem_prefill_partial_chunks_total",
+      "Prompt chunks prefilled that did not end their prompt (prompts split across steps).");
+  mixed_steps_ = counter("tandem_mixed_steps_total",
+                         "Steps that prefilled prompt tokens and decoded running sequences.");
+  prefill_budget_ = gauge("tandem_prefill_budget_tokens",
+                          "Prompt tokens a step may prefill while sequences decode (adapted "
+                          "to the measured cost, see --prefill_stall_ratio).");
   step_gpu_idle_seconds_ = histogram(
       "tandem_step_gpu_idle_seconds",
       "GPU idle time between the end of the previous step and the start of this one "
@@ -106,7 +114,10 @@ void ServerMetrics::OnStep(const StepStats& stats) {
     prefill_step_seconds_->Observe(t.prefill_seconds);
     prompt_tokens_->Increment(stats.prefill_tokens);
     step_prefill_tokens_->Observe(stats.prefill_tokens);
+    prefill_partial_chunks_->Increment(stats.prefill_partial_chunks);
+    if (stats.decode_sequences > 0) mixed_steps_->Increment();
   }
+  prefill_budget_->Set(stats.prefill_budget);
   if (stats.decode_sequences > 0) {
     decode_step_seconds_->Observe(t.decode_seconds);
     step_batch_size_->Observe(stats.decode_sequences);

@@ -74,6 +74,9 @@ class ServerMetrics : public EngineObserver {
   prometheus::Histogram* decode_step_seconds_;
   prometheus::Histogram* step_batch_size_;
   prometheus::Histogram* step_prefill_tokens_;
+  prometheus::Counter* prefill_partial_chunks_;
+  prometheus::Counter* mixed_steps_;
+  prometheus::Gauge* prefill_budget_;
   prometheus::Histogram* step_gpu_idle_seconds_;
   prometheus::Counter* gpu_idle_seconds_total_;
   prometheus::Counter* gpu_busy_seconds_total_;

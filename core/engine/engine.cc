@@ -19,6 +19,8 @@ SchedulerOptions SchedulerOptionsFor(const EngineOptions& options,
   SchedulerOptions scheduler;
   scheduler.num_slots = model.num_slots;
   scheduler.max_prefill_tokens_per_step = options.max_prefill_tokens_per_step;
+  scheduler.prefill_tokens_while_decoding = options.prefill_tokens_while_decoding;
+  scheduler.prefill_stall_ratio = options.prefill_stall_ratio;
   scheduler.eos_token_ids = model.eos_token_ids;
   return scheduler;
 }
@@ -53,6 +55,21 @@ absl::StatusOr<uint64_t> Engine::Submit(GenerationRequest request) {
   absl::Status queued = queue_.Push(id, std::move(request));
   if (!queued.ok()) return queued;
   return id;
+}
+
+absl::StatusOr<std::vector<uint64_t>> Engine::SubmitAll(
+    std::vector<GenerationRequest> requests) {
+  std::vector<std::pair<uint64_t, GenerationRequest>> entries;
+  std::vector<uint64_t> ids;
+  for (GenerationRequest& request : requests) {
+    absl::Status valid = ValidateRequest(limits_, &request);
+    if (!valid.ok()) return valid;
+    ids.push_back(next_id_.fetch_add(1));
+    entries.emplace_back(ids.back(), std::move(request));
+  }
+  absl::Status queued = queue_.PushAll(std::move(entries));
+  if (!queued.ok()) return queued;
+  return ids;
 }
 
 void Engine::Cancel(uint64_t id, FinishReason reason) { queue_.PushCancel(id, reason); }
@@ -143,9 +160,9 @@ void Engine::FinishStep(const StepPlan& plan) {
     StepStats stats;
     stats.generated_tokens = accepted;
     stats.prefill_sequences = static_cast<int>(plan.prefills.size());
-    for (const PrefillItem& item : plan.prefills) {
-      stats.prefill_tokens += static_cast<int>(item.prompt.size());
-    }
+    stats.prefill_tokens = plan.prefill_tokens();
+    for (const PrefillItem& item : plan.prefills) stats.prefill_partial_chunks += !item.last_chunk;
+    stats.prefill_budget = scheduler_.prefill_budget_while_decoding();
     stats.decode_sequences = static_cast<int>(plan.decodes.size());
     stats.timings = output->timings;
     observer_->OnStep(stats);

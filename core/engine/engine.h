@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -23,7 +24,10 @@ namespace tandem {
 
 struct EngineOptions {
   int32_t max_queue = 256;  // requests waiting for a slot before RESOURCE_EXHAUSTED
-  int32_t max_prefill_tokens_per_step = 2048;
+  // Prompt tokens per step: see SchedulerOptions.
+  int32_t max_prefill_tokens_per_step = 8192;
+  int32_t prefill_tokens_while_decoding = 2048;
+  double prefill_stall_ratio = 1.0;
   // kDoubleBuffered: launch step i+1 before reading step i's results. Takes
   // effect only with a runner that keeps decode inputs on the device.
   Pipeline pipeline = Pipeline::kDoubleBuffered;
@@ -47,6 +51,9 @@ class Engine {
   // INVALID_ARGUMENT (bad request), RESOURCE_EXHAUSTED (queue full),
   // UNAVAILABLE (shutting down). On error the sink is never called.
   absl::StatusOr<uint64_t> Submit(GenerationRequest request);
+  // Submits requests that arrive together, so the engine sees them in the
+  // same step (benchmarks of bursts); all are queued, or none.
+  absl::StatusOr<std::vector<uint64_t>> SubmitAll(std::vector<GenerationRequest> requests);
   // Cancels a request; its slot is freed before the next step runs. It
   // finishes with `reason`: kCancelled, or kDeadline for an expired call.
   void Cancel(uint64_t id, FinishReason reason = FinishReason::kCancelled);

@@ -10,6 +10,8 @@ namespace tandem {
 struct StepStats {
   int prefill_sequences = 0;
   int prefill_tokens = 0;
+  int prefill_partial_chunks = 0;  // prompt chunks that did not end their prompt
+  int prefill_budget = 0;  // prompt tokens the next step may prefill while sequences decode
   int decode_sequences = 0;
   int generated_tokens = 0;  // tokens accepted (excludes dropped extra rows)
   StepTimings timings;

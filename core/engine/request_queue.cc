@@ -7,6 +7,12 @@
 namespace tandem {
 
 absl::Status RequestQueue::Push(uint64_t id, GenerationRequest request) {
+  std::vector<std::pair<uint64_t, GenerationRequest>> one;
+  one.emplace_back(id, std::move(request));
+  return PushAll(std::move(one));
+}
+
+absl::Status RequestQueue::PushAll(std::vector<std::pair<uint64_t, GenerationRequest>> requests) {
   absl::MutexLock lock(&mu_);
   if (closed_) {
     return absl::UnavailableError("the server is shutting down");
@@ -14,12 +20,12 @@ absl::Status RequestQueue::Push(uint64_t id, GenerationRequest request) {
   // Accepted and not running: what the engine holds waiting, plus what it
   // has not taken yet. They fill the free slots first, then the queue.
   const int pending = engine_waiting_ + static_cast<int>(inbox_.requests.size());
-  if (pending >= engine_free_slots_ + max_waiting_) {
+  if (pending + static_cast<int>(requests.size()) > engine_free_slots_ + max_waiting_) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "the request queue is full (", pending - engine_free_slots_,
         " requests waiting for a KV slot, the limit is ", max_waiting_, ")"));
   }
-  inbox_.requests.emplace_back(id, std::move(request));
+  for (auto& entry : requests) inbox_.requests.push_back(std::move(entry));
   return absl::OkStatus();
 }
 

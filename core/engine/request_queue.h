@@ -38,6 +38,8 @@ class RequestQueue {
   // RESOURCE_EXHAUSTED when the free slots and the waiting places are all
   // taken, UNAVAILABLE after Close().
   absl::Status Push(uint64_t id, GenerationRequest request);
+  // All of `requests` at once (the engine takes them in one step), or none.
+  absl::Status PushAll(std::vector<std::pair<uint64_t, GenerationRequest>> requests);
   void PushCancel(uint64_t id, FinishReason reason);
   // Stops accepting new requests; running ones go on, and the engine ends
   // the ones that have not started (they can go to another server).

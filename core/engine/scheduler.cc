@@ -6,7 +6,11 @@
 namespace tandem {
 Scheduler::Scheduler(SchedulerOptions options, const Tokenizer* tokenizer,
                      EngineObserver* observer)
-    : options_(options), tokenizer_(tokenizer), observer_(observer) {
+    : options_(options),
+      budget_(kMinPrefillChunk, options.prefill_tokens_while_decoding,
+              options.prefill_stall_ratio),
+      tokenizer_(tokenizer),
+      observer_(observer) {
   // Hand out slot 0 first: the stack is filled in reverse.
   for (int32_t slot = options_.num_slots - 1; slot >= 0; --slot) {
     free_slots_.push_back(slot);
@@ -50,6 +54,21 @@ RowSampling Scheduler::SamplingFor(const Sequence& seq) const {
   return sampling;
 }
 
+PrefillItem Scheduler::NextChunk(Sequence* seq, int32_t budget) const {
+  const absl::Span<const int32_t> prompt = seq->request.prompt_token_ids;
+  const int32_t start = seq->prefill_cursor;
+  const int32_t length = std::min(budget, static_cast<int32_t>(prompt.size()) - start);
+  PrefillItem item;
+  item.sequence_id = seq->id;
+  item.slot = seq->slot;
+  item.tokens = prompt.subspan(start, length);
+  item.start = start;
+  item.last_chunk = start + length == static_cast<int32_t>(prompt.size());
+  item.sampling = SamplingFor(*seq);
+  seq->prefill_cursor = start + length;
+  return item;
+}
+
 StepPlan Scheduler::Schedule(absl::Time now) {
   for (const auto& [id, reason] : cancelled_) {
     auto it = sequences_.find(id);
@@ -80,34 +99,42 @@ StepPlan Scheduler::Schedule(absl::Time now) {
     item.sampling = SamplingFor(seq);
     plan.decodes.push_back(item);
   }
-  int32_t budget = options_.max_prefill_tokens_per_step;
-  while (!waiting_.empty() && !free_slots_.empty()) {
+  int32_t budget = plan.decodes.empty() ? options_.max_prefill_tokens_per_step
+                                        : budget_.tokens();
+  // A prompt already being chunked continues before anyone new is admitted.
+  for (uint64_t id : running_) {
+    Sequence& seq = *sequences_.at(id);
+    if (budget <= 0) break;
+    if (seq.prefill_cursor == static_cast<int32_t>(seq.request.prompt_token_ids.size())) {
+      continue;
+    }
+    plan.prefills.push_back(NextChunk(&seq, budget));
+    budget -= static_cast<int32_t>(plan.prefills.back().tokens.size());
+  }
+  while (budget > 0 && !waiting_.empty() && !free_slots_.empty()) {
     Sequence& seq = *sequences_.at(waiting_.front());
-    const auto prompt_len =
-        static_cast<int32_t>(seq.request.prompt_token_ids.size());
-    if (prompt_len > budget && !plan.prefills.empty()) break;
     waiting_.pop_front();
     seq.slot = free_slots_.back();
     free_slots_.pop_back();
     seq.output.MarkStarted(now);
     running_.push_back(seq.id);
-    PrefillItem item;
-    item.sequence_id = seq.id;
-    item.slot = seq.slot;
-    item.prompt = seq.request.prompt_token_ids;
-    item.sampling = SamplingFor(seq);
-    plan.prefills.push_back(item);
-    budget -= prompt_len;
+    plan.prefills.push_back(NextChunk(&seq, budget));
+    budget -= static_cast<int32_t>(plan.prefills.back().tokens.size());
   }
   return plan;
 }
 
 int Scheduler::Complete(const StepPlan& plan, const StepOutput& output,
                         absl::Time now) {
+  if (!plan.prefills.empty() && !plan.decodes.empty()) {
+    budget_.Observe(plan.prefill_tokens(), output.timings.prefill_seconds,
+                    output.timings.decode_seconds);
+  }
   int accepted = 0;
   for (size_t i = 0; i < plan.prefills.size(); ++i) {
     auto it = sequences_.find(plan.prefills[i].sequence_id);
-    if (it == sequences_.end()) continue;
+    // An earlier chunk's row samples nothing.
+    if (it == sequences_.end() || !plan.prefills[i].last_chunk) continue;
     it->second->prefilled = true;
     Accept(it->second.get(), output.prefill_tokens[i], now);
     ++accepted;

@@ -10,24 +10,38 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "core/engine/engine_observer.h"
+#include "core/engine/prefill_budget.h"
 #include "core/engine/sequence.h"
 #include "core/engine/step_plan.h"
 #include "core/text/tokenizer.h"
 
 namespace tandem {
 
+// The smallest prompt chunk planned while sequences decode (when the budget
+// allows less, prompts still move at this pace).
+inline constexpr int32_t kMinPrefillChunk = 32;
+
 struct SchedulerOptions {
   int32_t num_slots = 8;
-  // Upper bound on prompt tokens prefilled in one step, so a burst of long
-  // prompts does not stall the running batch for long. A prompt longer than
-  // this is still admitted, alone.
-  int32_t max_prefill_tokens_per_step = 2048;
+  // Prompt tokens prefilled in one step (one packed forward) when no
+  // sequence is decoding: a burst of prompts arriving at an idle engine is
+  // prefilled together.
+  int32_t max_prefill_tokens_per_step = 8192;
+  // While sequences decode, a step's prompt tokens are chosen by a
+  // PrefillBudget (between kMinPrefillChunk and this cap) so that its
+  // prefill takes about prefill_stall_ratio times its decode part: a long
+  // prompt or a burst is split into chunks that share the following steps
+  // with the decode rows, and running streams slow down by a bounded factor.
+  int32_t prefill_tokens_while_decoding = 2048;
+  double prefill_stall_ratio = 1.0;
   // Sampled ids that end a sequence (ModelDescription::eos_token_ids).
   std::vector<int32_t> eos_token_ids;
 };
 
 // Admits waiting requests into free KV slots in arrival order, plans each step
-// (which slots prefill, which decode) and retires sequences from step results:
+// (decode rows for every prefilled sequence, then prompt chunks up to the
+// step's prefill budget, a partly prefilled prompt first) and retires
+// sequences from step results:
 // each sequence's SequenceOutput applies the stop rule (EOS, stop token, stop
 // string, max_tokens); cancellations and deadlines are applied here.
 // Threading: engine thread only. Sinks are called from its methods.
@@ -63,6 +77,8 @@ class Scheduler {
   int num_waiting() const { return static_cast<int>(waiting_.size()); }
   int num_running() const { return static_cast<int>(running_.size()); }
   int num_free_slots() const { return static_cast<int>(free_slots_.size()); }
+  // Prompt tokens the next step may prefill if sequences are decoding.
+  int32_t prefill_budget_while_decoding() const { return budget_.tokens(); }
 
  private:
   // Appends `sampled` to the sequence and streams what is final; retires the
@@ -71,8 +87,11 @@ class Scheduler {
   void Retire(uint64_t sequence_id, FinishReason reason, absl::Time now,
               std::string stop_sequence = "", absl::Status error = absl::OkStatus());
   RowSampling SamplingFor(const Sequence& seq) const;
+  // Plans the next chunk of `seq`'s prompt, at most `budget` tokens.
+  PrefillItem NextChunk(Sequence* seq, int32_t budget) const;
 
   const SchedulerOptions options_;
+  PrefillBudget budget_;  // prompt tokens per step while sequences decode
   const Tokenizer* tokenizer_;
   EngineObserver* observer_;
   absl::flat_hash_map<uint64_t, std::unique_ptr<Sequence>> sequences_;

@@ -27,7 +27,9 @@ struct Sequence {
   const uint64_t id;
   GenerationRequest request;
   int32_t slot = -1;  // -1 while waiting
-  bool prefilled = false;
+  // Prompt tokens already planned into prefill chunks ([0, prefill_cursor)).
+  int32_t prefill_cursor = 0;
+  bool prefilled = false;  // the last chunk's step has completed
   SequenceOutput output;  // generated tokens, text, stop rule, timings
 };
 

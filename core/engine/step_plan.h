@@ -19,14 +19,22 @@ struct RowSampling {
   int32_t rng_offset = 0;  // index of the token being sampled (0 = first)
 };
 
-// Runs a prompt through the model, writes its K/V into `slot` at positions
-// [0, prompt.size()) and samples the first generated token.
+// Runs one chunk of a prompt through the model: `tokens` are the prompt's
+// tokens at positions [start, start + tokens.size()); their K/V are written
+// into `slot` there, attending to the slot's positions before `start` (the
+// earlier chunks). The chunk that ends the prompt (`last_chunk`) samples the
+// first generated token and sets up the slot's decode state; an earlier
+// chunk's sampled row is meaningless and ignored. All of a step's chunks run
+// as one packed forward.
 struct PrefillItem {
   uint64_t sequence_id = 0;
   int32_t slot = -1;
-  absl::Span<const int32_t> prompt;  // owned by the scheduler's sequence;
+  absl::Span<const int32_t> tokens;  // owned by the scheduler's sequence;
                                      // valid until the step completes
+  int32_t start = 0;
+  bool last_chunk = true;
   RowSampling sampling;
+  int32_t end() const { return start + static_cast<int32_t>(tokens.size()); }
 };
 
 // Feeds one token at `position` to the sequence in `slot` (appending its K/V)
@@ -46,6 +54,11 @@ struct StepPlan {
   // before it is not a pipeline gap and is not counted.
   bool follows_idle = false;
   bool empty() const { return prefills.empty() && decodes.empty(); }
+  int32_t prefill_tokens() const {
+    int32_t n = 0;
+    for (const PrefillItem& item : prefills) n += static_cast<int32_t>(item.tokens.size());
+    return n;
+  }
 };
 
 struct SampledToken {

@@ -1,6 +1,17 @@
 #include "core/model/causal_lm.h"
 
+#include <vector>
+
 namespace tandem {
+
+at::Tensor CausalLm::Prefill(int64_t slot, const at::Tensor& tokens, KvCache* cache,
+                             bool all_logits) const {
+  const at::Tensor host = tokens.to(at::kCPU).to(at::kInt).contiguous();
+  const std::vector<int32_t> ids(host.data_ptr<int32_t>(),
+                                 host.data_ptr<int32_t>() + host.numel());
+  const PrefillPack pack = MakePrefillPack({{slot, 0, ids}}, tokens.device());
+  return PrefillPacked(pack, cache, all_logits);
+}
 
 CausalLm::SlotDecode CausalLm::DecodeSlots(const at::Tensor& slots,
                                            const at::Tensor& slot_tokens,

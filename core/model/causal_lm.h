@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 
 #include "core/model/kv_cache.h"
+#include "core/model/prefill_pack.h"
 
 namespace tandem {
 
@@ -31,11 +32,26 @@ class CausalLm {
   // (num_slots and max_context are left 0: the runner's choice).
   virtual KvCacheShape kv_shape() const = 0;
 
-  // Runs a prompt `tokens` [T] (int64, on the model's device) for `slot`,
-  // writing its K/V at positions [0, T). Returns float32 logits [T, V] when
+  // Runs a pack of prompt chunks as one forward: each token's K/V is
+  // written at its position of its slot, and each token attends to its
+  // slot's positions [0, its own] (earlier chunks' K/V included). Returns
+  // float32 logits [padded_segments, V] at each segment's last token, or
+  // with `all_logits` [num_tokens, V] at every token.
+  virtual at::Tensor PrefillPacked(const PrefillPack& pack, KvCache* cache,
+                                   bool all_logits = false) const = 0;
+
+  // Whether PrefillPacked may be captured in a CUDA graph: it reads the pack
+  // only through its device tensors (never `segments`), never synchronizes,
+  // and treats every row as real (a graph's padding rows write a scratch
+  // slot and attend to nothing).
+  virtual bool GraphablePrefill() const { return false; }
+
+  // One whole prompt `tokens` [T] (int64, on the model's device) into
+  // `slot` at positions [0, T), as a pack of one (tests and tools; copies
+  // the tokens to the host). Returns float32 logits [T, V] when
   // `all_logits`, else the last position's logits [1, V].
-  virtual at::Tensor Prefill(int64_t slot, const at::Tensor& tokens, KvCache* cache,
-                             bool all_logits = false) const = 0;
+  at::Tensor Prefill(int64_t slot, const at::Tensor& tokens, KvCache* cache,
+                     bool all_logits = false) const;
 
   // One decode step for B rows: `slots`, `tokens`, `positions` are [B] int64
   // on the device; row b's token is written at position positions[b] of

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/model/prefill_pack.h"
 #include "core/model/sampler.h"
 
 namespace tandem {
@@ -57,10 +58,13 @@ absl::StatusOr<StepOutput> EagerRunner::Step(const StepPlan& plan) {
     c10::InferenceMode inference_mode;  // no autograd bookkeeping
     std::vector<at::Tensor> logits;
     absl::Time phase_start = absl::Now();
-    for (const PrefillItem& item : plan.prefills) {
-      std::vector<int64_t> prompt(item.prompt.begin(), item.prompt.end());
-      logits.push_back(
-          model_->Prefill(item.slot, HostInt64(prompt).to(device_), cache_.get()));
+    if (!plan.prefills.empty()) {
+      std::vector<PrefillSegment> segments;
+      for (const PrefillItem& item : plan.prefills) {
+        segments.push_back({item.slot, item.start, item.tokens});
+      }
+      logits.push_back(model_->PrefillPacked(MakePrefillPack(std::move(segments), device_),
+                                             cache_.get()));
     }
     const double prefill_seconds = absl::ToDoubleSeconds(absl::Now() - phase_start);
     phase_start = absl::Now();

@@ -13,7 +13,7 @@ namespace {
 int64_t PositionsNeeded(const StepPlan& plan) {
   int64_t needed = 0;
   for (const PrefillItem& item : plan.prefills) {
-    needed = std::max<int64_t>(needed, static_cast<int64_t>(item.prompt.size()));
+    needed = std::max<int64_t>(needed, item.end());
   }
   for (const DecodeItem& item : plan.decodes) {
     needed = std::max<int64_t>(needed, item.position + 1);

@@ -36,6 +36,10 @@ struct ModelOptions {
   DType dtype = DType::kAuto;  // auto: float32 on the CPU, bfloat16 on a GPU
   DeviceSpec device;           // auto: cuda when present
   bool cuda_graphs = true;     // CUDA: capture decode steps per batch bucket
+  // CUDA: prefill packs are padded to bucketed token counts, each run once
+  // at start-up up to this size (the engine's largest pack), so no request
+  // meets a new shape.
+  int32_t max_prefill_tokens = 8192;
   KvCacheMode kv_cache = KvCacheMode::kStatic;
 };
 

@@ -130,6 +130,32 @@ test('the same seeded request gives the same tokens with different batch mates',
   assert.notDeepEqual(other.ids, alone.ids, 'a different seed gives a different stream');
 });
 
+// Packed and chunked prefill: prompts of mixed lengths arriving together,
+// while another stream decodes (so the longer ones are split into chunks
+// that share steps with the decode rows), each get the greedy tokens they
+// get alone.
+test('a burst of mixed-length prompts gives each prompt its tokens alone', async () => {
+  const prompts = [3, 40, 9, 150, 1, 75].map((words, i) =>
+    Array.from({ length: words }, (_, w) => `w${(w * 7 + i) % 50}`).join(' '));
+  const alone = [];
+  for (const prompt of prompts) {
+    const r = await generate(generation, greedy(prompt, 8));
+    assert.equal(r.error, null);
+    alone.push(r.ids);
+  }
+  let release;
+  const decoding = new Promise((resolve) => { release = resolve; });
+  const background = generate(generation, greedy('A stream that keeps decoding', 200),
+    { onData: () => release() });
+  await decoding;
+  const burst = await Promise.all(prompts.map((prompt) => generate(generation, greedy(prompt, 8))));
+  for (let i = 0; i < prompts.length; i++) {
+    assert.equal(burst[i].error, null);
+    assert.deepEqual(burst[i].ids, alone[i], `prompt ${i}`);
+  }
+  assert.equal((await background).error, null);
+});
+
 test('a stop string ends the stream and is not returned', async () => {
   const probe = await generate(generation, greedy('Counting:', 24));
   // Pick a stop string from the middle of the greedy continuation.

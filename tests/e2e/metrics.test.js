@@ -91,12 +91,36 @@ test('/metrics counts exactly what was served', async () => {
     sample(text, 'tandem_step_duration_seconds_count{phase="prefill"}'));
 });
 
+// A long prompt arriving while a stream decodes is split into chunks that
+// share steps with the decode rows; /metrics shows it.
+test('a long prompt during decoding is chunked into mixed steps', async () => {
+  const before = (await httpGet(`http://${server.metricsAddress}/metrics`)).body;
+  let release;
+  const decoding = new Promise((resolve) => { release = resolve; });
+  const background = generate(generation, { prompt: 'Keep decoding', stopping: { max_tokens: 300, ignore_eos: true } },
+    { onData: () => release() });
+  await decoding;
+  const long = await generate(generation, {
+    prompt: Array.from({ length: 300 }, (_, i) => `word${i % 97}`).join(' '),
+    stopping: { max_tokens: 2, ignore_eos: true },
+  });
+  assert.equal(long.error, null);
+  assert.equal((await background).error, null);
+  const text = (await httpGet(`http://${server.metricsAddress}/metrics`)).body;
+  const delta = (series) => sample(text, series) - sample(before, series);
+  assert.ok(delta('tandem_prefill_partial_chunks_total') >= 2, 'the long prompt took several chunks');
+  assert.ok(delta('tandem_mixed_steps_total') >= 2, 'its chunks shared steps with the decode rows');
+  const budget = sample(text, 'tandem_prefill_budget_tokens');
+  assert.ok(budget >= 32 && budget <= 2048, `budget ${budget}`);
+});
+
 // Every series the hand-written Prometheus client exported before
 // prometheus-cpp replaced it (tests/e2e/data/metric_series.txt, taken from
 // that build's /metrics) is still exported, so the dashboard and the rules
 // keep working; new series come only from families added since (ADDED).
 // Bucket bounds are compared as numbers (each client prints floats its way).
-const ADDED = ['tandem_step_prefill_tokens'];
+const ADDED = ['tandem_step_prefill_tokens', 'tandem_prefill_partial_chunks', 'tandem_mixed_steps',
+  'tandem_prefill_budget_tokens'];
 test('the same series as the earlier metrics client', async () => {
   const normalize = (series) => series.replace(/le="([^"]+)"/, (m, le) => `le="${Number(le)}"`);
   const expected = fs.readFileSync(path.join(__dirname, 'data/metric_series.txt'), 'utf8')
@@ -105,8 +129,10 @@ test('the same series as the earlier metrics client', async () => {
   const got = body.split('\n').filter((l) => l && !l.startsWith('#'))
     .map((l) => normalize(l.slice(0, l.lastIndexOf(' '))))
     .filter((s) => !s.startsWith('tandem_build_info')).sort();
-  assert.deepEqual(got.filter((s) => !ADDED.some((f) => s.startsWith(`${f}_`))), expected);
+  assert.deepEqual(got.filter((s) => !ADDED.some((f) => s === f || s.startsWith(`${f}_`))), expected);
   assert.ok(got.some((s) => s.startsWith('tandem_step_prefill_tokens_bucket')));
+  for (const name of ['tandem_prefill_partial_chunks_total', 'tandem_mixed_steps_total',
+    'tandem_prefill_budget_tokens']) assert.ok(got.includes(name), name);
   for (const line of ['# TYPE tandem_requests_total counter', '# TYPE tandem_step_duration_seconds histogram',
     '# TYPE tandem_kv_slots_capacity gauge']) {
     assert.ok(body.includes(line), line);

@@ -19,6 +19,7 @@
 #include "core/model/gpt2/gpt2_family.h"
 #include "core/model/gpt2/gpt2_model.h"
 #include "core/model/model_loader.h"
+#include "core/model/prefill_pack.h"
 #include "tests/core/recording_sink.h"
 #include "tests/core/temp_dir.h"
 
@@ -182,7 +183,7 @@ TEST(DecodeKernelTest, GreedyTakesTheFirstMaximumOfTheLmHeadsLogits) {
 // In `waves` of four, 30 ms apart, or all at once.
 std::vector<std::vector<int32_t>> RunAll(const std::string& dir, bool pipelined, bool graphs,
                                          int slots, const std::vector<GenerationRequest>& requests,
-                                         bool waves = true) {
+                                         bool waves = true, int prefill_budget = 0) {
   ModelOptions options;
   options.model_dir = dir;
   options.device.kind = DeviceSpec::Kind::kCuda;
@@ -194,6 +195,10 @@ std::vector<std::vector<int32_t>> RunAll(const std::string& dir, bool pipelined,
   if (!loaded.ok()) return std::vector<std::vector<int32_t>>(requests.size());
   EngineOptions engine_options;
   engine_options.pipeline = pipelined ? Pipeline::kDoubleBuffered : Pipeline::kSync;
+  if (prefill_budget > 0) {
+    engine_options.max_prefill_tokens_per_step = 2 * prefill_budget;
+    engine_options.prefill_tokens_while_decoding = prefill_budget;
+  }
   Engine engine(engine_options, std::move(loaded->runner), loaded->tokenizer.get(), nullptr);
   EXPECT_EQ(engine.pipelined(), pipelined);
   std::vector<std::shared_ptr<RecordingSink>> sinks;
@@ -259,6 +264,78 @@ TEST(EngineModesTest, EveryModeGivesTheTokensOfSynchronousEager) {
   }
 }
 
+// Packed and chunked prefill in the engine: all requests at once, prompts
+// split into chunks of at most 7 tokens that share steps with decode rows,
+// give every request the tokens it gets alone.
+TEST(EngineModesTest, ABurstOfChunkedPromptsGivesEachRequestsTokensAlone) {
+  CheckpointDir dir(SmallConfig());
+  const std::vector<GenerationRequest> requests = MixedRequests();
+  const auto burst = RunAll(dir.path(), true, true, 12, requests, /*waves=*/false,
+                            /*prefill_budget=*/7);
+  ASSERT_EQ(burst.size(), requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const auto alone = RunAll(dir.path(), false, false, 1, {requests[i]});
+    ASSERT_EQ(alone.size(), 1u);
+    EXPECT_FALSE(alone[0].empty());
+    EXPECT_EQ(burst[i], alone[0]) << "request " << i;
+  }
+}
+
+// max |a - b| / max |b|.
+double RelativeError(const at::Tensor& a, const at::Tensor& b) {
+  return ((a - b).abs().max() / b.abs().max()).item<double>();
+}
+
+// The packed-prefill attention kernel (through Gpt2FusedDecoder) against
+// the reference forward run one whole prompt at a time: mixed lengths, a
+// prompt's later chunk in the same pack, padding rows and segments.
+TEST(PrefillKernelTest, PackedPrefillMatchesOneAtATime) {
+  c10::InferenceMode inference_mode;
+  const Gpt2Config config = SmallConfig();
+  for (at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+    const Gpt2Weights weights = Gpt2Weights::Random(config, 21).To(dtype, at::kCUDA);
+    Gpt2FusedDecoder fused(config, weights);
+    Gpt2Model reference(config, weights);
+    const auto options = at::TensorOptions().dtype(dtype).device(at::kCUDA);
+    KvCache packed(Shape(config, 4), options), alone(Shape(config, 4), options);
+    const std::vector<int64_t> lengths = {37, 130, 1, 200};
+    std::vector<std::vector<int32_t>> prompts;
+    for (int64_t s = 0; s < 4; ++s) {
+      std::vector<int32_t> p;
+      for (int64_t t = 0; t < lengths[s]; ++t) p.push_back((131 * s + 17 * t + 3) % 50000);
+      prompts.push_back(p);
+    }
+    // Slot 1's first 50 tokens go in an earlier pack; its other 80 share
+    // the pack with the three whole prompts.
+    const absl::Span<const int32_t> second(prompts[1]);
+    fused.PrefillPacked(MakePrefillPack({{1, 0, second.subspan(0, 50)}}, at::kCUDA), &packed);
+    const PrefillPack pack = MakePrefillPack(
+        {{0, 0, prompts[0]}, {1, 50, second.subspan(50)}, {2, 0, prompts[2]},
+         {3, 0, prompts[3]}},
+        at::kCUDA, /*padded_tokens=*/384, /*padded_segments=*/8);
+    const at::Tensor logits = fused.PrefillPacked(pack, &packed);
+    ASSERT_EQ(logits.size(0), 8);
+    const double tolerance = dtype == at::kFloat ? 1e-5 : 3e-2;
+    for (int64_t s = 0; s < 4; ++s) {
+      std::vector<int64_t> ids(prompts[s].begin(), prompts[s].end());
+      const at::Tensor expected = reference.Prefill(s, Ids(ids), &alone);
+      EXPECT_LE(RelativeError(logits[s], expected[0]), tolerance)
+          << "prompt " << s << " dtype " << c10::toString(dtype);
+      if (dtype == at::kFloat) {
+        EXPECT_EQ(logits[s].argmax().item<int64_t>(), expected[0].argmax().item<int64_t>());
+      }
+      for (int64_t layer = 0; layer < config.n_layer; ++layer) {
+        EXPECT_LE(RelativeError(packed.keys(layer)[s].narrow(1, 0, lengths[s]),
+                                alone.keys(layer)[s].narrow(1, 0, lengths[s])),
+                  tolerance);
+        EXPECT_LE(RelativeError(packed.values(layer)[s].narrow(1, 0, lengths[s]),
+                                alone.values(layer)[s].narrow(1, 0, lengths[s])),
+                  tolerance);
+      }
+    }
+  }
+}
+
 TEST(EngineModesTest, AReusedSlotNeverSeesTheOldSequence) {
   CheckpointDir dir(SmallConfig());
   std::vector<GenerationRequest> requests = MixedRequests();
@@ -287,7 +364,7 @@ TEST(CudaRunnerTest, SteadyDecodeNeverSynchronizes) {
   for (int slot = 0; slot < 2; ++slot) {
     PrefillItem item;
     item.slot = slot;
-    item.prompt = prompt;
+    item.tokens = prompt;
     prefill.prefills.push_back(item);
   }
   absl::StatusOr<StepOutput> first = runner.Step(prefill);
@@ -308,7 +385,29 @@ TEST(CudaRunnerTest, SteadyDecodeNeverSynchronizes) {
   ASSERT_TRUE(runner.Launch(decode).ok());
   absl::StatusOr<StepOutput> third = runner.Collect();
   absl::StatusOr<StepOutput> fourth = runner.Collect();
+  // A mixed step: slots 0 and 1 decode while slot 2's prompt is prefilled in
+  // two chunks, still without a synchronization.
+  StepPlan mixed = decode;
+  PrefillItem chunk;
+  chunk.slot = 2;
+  chunk.tokens = absl::MakeConstSpan(prompt).subspan(0, 3);
+  chunk.last_chunk = false;
+  mixed.prefills.push_back(chunk);
+  ASSERT_TRUE(runner.Launch(mixed).ok());
+  chunk.tokens = absl::MakeConstSpan(prompt).subspan(3);
+  chunk.start = 3;
+  chunk.last_chunk = true;
+  mixed.prefills[0] = chunk;
+  ASSERT_TRUE(runner.Launch(mixed).ok());
+  absl::StatusOr<StepOutput> fifth = runner.Collect();
+  absl::StatusOr<StepOutput> sixth = runner.Collect();
   c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_DISABLED);
+  ASSERT_TRUE(fifth.ok()) << fifth.status();
+  ASSERT_TRUE(sixth.ok()) << sixth.status();
+  EXPECT_EQ(sixth->prefill_tokens.size(), 1u);
+  EXPECT_EQ(sixth->decode_tokens.size(), 2u);
+  // Slot 2's first token is the one slots 0 and 1 got from the same prompt.
+  EXPECT_EQ(sixth->prefill_tokens[0].token, first->prefill_tokens[0].token);
   ASSERT_TRUE(second.ok()) << second.status();
   ASSERT_TRUE(third.ok()) << third.status();
   ASSERT_TRUE(fourth.ok()) << fourth.status();

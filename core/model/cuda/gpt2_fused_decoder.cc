@@ -6,6 +6,7 @@
 
 #include "core/model/cuda/decode_kernels.h"
 #include "core/model/cuda/decode_ops.h"
+#include "core/model/cuda/prefill_attention.h"
 
 namespace tandem {
 namespace {
@@ -28,6 +29,7 @@ Gpt2FusedDecoder::Gpt2FusedDecoder(Gpt2Config config, Gpt2Weights weights)
   const at::ScalarType dtype = model_.weights().wte.scalar_type();
   const Gpt2Config& c = model_.config();
   attention_kernel_ = AttentionKernelSupports(dtype, c.head_dim());
+  prefill_kernel_ = PrefillAttentionSupports(dtype, c.head_dim());
   fused_decode_ = FusedDecodeSupports(dtype, c.n_embd, c.inner_size(), c.head_dim());
 }
 
@@ -35,9 +37,15 @@ bool Gpt2FusedDecoder::UsesFusedDecode(int64_t rows) const {
   return fused_decode_ && rows <= kMaxFusedRows;
 }
 
-at::Tensor Gpt2FusedDecoder::Prefill(int64_t slot, const at::Tensor& tokens, KvCache* cache,
-                                     bool all_logits) const {
-  return model_.Prefill(slot, tokens, cache, all_logits);
+at::Tensor Gpt2FusedDecoder::PrefillPacked(const PrefillPack& pack, KvCache* cache,
+                                           bool all_logits) const {
+  if (!prefill_kernel_) return model_.PrefillPacked(pack, cache, all_logits);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(model_.config().head_dim()));
+  return model_.PrefillWithAttention(
+      pack, cache, all_logits,
+      [scale](int64_t layer, const at::Tensor& qkv, const PrefillPack& p, KvCache* c) {
+        return PrefillAttention(qkv.select(1, 0), c->keys(layer), c->values(layer), p, scale);
+      });
 }
 
 at::Tensor Gpt2FusedDecoder::KernelAttention(int64_t layer, const at::Tensor& qkv,

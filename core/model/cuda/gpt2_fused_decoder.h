@@ -20,7 +20,8 @@ namespace tandem {
 // QKV; attention with the K/V append; out-projection + residual; LayerNorm
 // + FC + GELU; projection + residual), the final LayerNorm, the LM head and
 // the greedy choice. Larger batches: cuBLAS projections (Gpt2Model's ATen
-// path) with the attention kernel. Prefill is Gpt2Model's.
+// path) with the attention kernel. Prefill is Gpt2Model's packed forward
+// (cuBLAS over the whole pack) with the packed-prefill attention kernel.
 //
 // The projection weights keep their logical [K, N] shape but are stored
 // [N, K] (each output's weights contiguous), the layout the kernels read;
@@ -33,8 +34,10 @@ class Gpt2FusedDecoder : public CausalLm {
   Gpt2FusedDecoder(Gpt2Config config, Gpt2Weights weights);
 
   KvCacheShape kv_shape() const override { return model_.kv_shape(); }
-  at::Tensor Prefill(int64_t slot, const at::Tensor& tokens, KvCache* cache,
-                     bool all_logits = false) const override;
+  at::Tensor PrefillPacked(const PrefillPack& pack, KvCache* cache,
+                           bool all_logits = false) const override;
+  // The packed attention kernel reads tiles from the device.
+  bool GraphablePrefill() const override { return prefill_kernel_; }
   // `attend_len` is ignored: the attention kernel reads each slot's length.
   at::Tensor Decode(const at::Tensor& slots, const at::Tensor& tokens,
                     const at::Tensor& positions, int64_t attend_len,
@@ -58,6 +61,7 @@ class Gpt2FusedDecoder : public CausalLm {
 
   Gpt2Model model_;
   bool attention_kernel_ = false;  // the dtype and head size suit the attention kernel
+  bool prefill_kernel_ = false;    // ... and the packed-prefill attention kernel
   bool fused_decode_ = false;      // ... and the other shapes suit the fused kernels
 };
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <utility>
+#include <vector>
 
 namespace tandem {
 
@@ -39,34 +40,56 @@ at::Tensor Gpt2Model::Logits(const at::Tensor& x) const {
   return at::matmul(h, head.t()).to(at::kFloat);
 }
 
-at::Tensor Gpt2Model::Prefill(int64_t slot, const at::Tensor& tokens,
-                              KvCache* cache, bool all_logits) const {
-  const int64_t T = tokens.size(0), C = config_.n_embd, H = config_.n_head,
-                D = config_.head_dim();
-  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
-  const at::Tensor positions = at::arange(T, tokens.options());
-  at::Tensor x = at::embedding(weights_.wte, tokens) +
-                 at::embedding(weights_.wpe, positions);  // [T, C]
-  const at::Tensor future = at::ones({T, T}, tokens.options().dtype(at::kBool)).triu(1);
+at::Tensor Gpt2Model::PrefillPacked(const PrefillPack& pack, KvCache* cache,
+                                     bool all_logits) const {
+  return PrefillWithAttention(pack, cache, all_logits, nullptr);
+}
+
+at::Tensor Gpt2Model::PrefillWithAttention(const PrefillPack& pack, KvCache* cache,
+                                           bool all_logits,
+                                           const PrefillAttentionFn& attention) const {
+  const int64_t T = pack.num_tokens, P = pack.padded_tokens, C = config_.n_embd,
+                H = config_.n_head, D = config_.head_dim();
+  const at::Tensor positions = pack.positions.narrow(0, 0, T);
+  at::Tensor x = at::embedding(weights_.wte, pack.tokens) +
+                 at::embedding(weights_.wpe, pack.positions);  // [P, C]
   for (int64_t i = 0; i < config_.n_layer; ++i) {
     const Gpt2LayerWeights& w = weights_.layers[i];
     const at::Tensor h = at::layer_norm(x, {C}, w.ln_1_weight, w.ln_1_bias,
                                         config_.layer_norm_epsilon);
-    // [T, 3C] -> [3, H, T, D]
-    const at::Tensor qkv =
-        at::addmm(w.attn_bias, h, w.attn_weight).view({T, 3, H, D}).permute({1, 2, 0, 3});
-    const at::Tensor q = qkv[0], k = qkv[1], v = qkv[2];
-    cache->keys(i)[slot].narrow(1, 0, T).copy_(k);
-    cache->values(i)[slot].narrow(1, 0, T).copy_(v);
-    at::Tensor scores = at::matmul(q, k.transpose(-1, -2)) * scale;  // [H, T, T]
-    scores.masked_fill_(future, -std::numeric_limits<float>::infinity());
-    const at::Tensor attn = at::matmul(at::softmax(scores, -1), v)  // [H, T, D]
-                                .permute({1, 0, 2})
-                                .reshape({T, C});
+    // [P, 3C] -> the real rows [T, 3, H, D]; padding rows stay out of the cache.
+    const at::Tensor qkv = at::addmm(w.attn_bias, h, w.attn_weight).view({P, 3, H, D}).narrow(0, 0, T);
+    cache->keys(i).index_put_({pack.slots, Slice(), positions}, qkv.select(1, 1));
+    cache->values(i).index_put_({pack.slots, Slice(), positions}, qkv.select(1, 2));
+    at::Tensor attn = (attention ? attention(i, qkv, pack, cache)
+                                 : SegmentAttention(i, qkv, pack, cache))
+                          .reshape({T, C});
+    if (P > T) attn = at::cat({attn, at::zeros({P - T, C}, attn.options())});
     x = x + at::addmm(w.attn_proj_bias, attn, w.attn_proj_weight);
     x = MlpResidual(i, x);
   }
-  return Logits(all_logits ? x : x.narrow(0, T - 1, 1));
+  return Logits(all_logits ? x.narrow(0, 0, T) : x.index_select(0, pack.last_rows));
+}
+
+at::Tensor Gpt2Model::SegmentAttention(int64_t layer, const at::Tensor& qkv,
+                                       const PrefillPack& pack, KvCache* cache) const {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(config_.head_dim()));
+  std::vector<at::Tensor> outputs;
+  int64_t row = 0;
+  for (const PrefillSegment& seg : pack.segments) {
+    const auto n = static_cast<int64_t>(seg.tokens.size());
+    const int64_t end = seg.start + n;
+    const at::Tensor q = qkv.narrow(0, row, n).select(1, 0).transpose(0, 1);  // [H, n, D]
+    const at::Tensor keys = cache->keys(layer)[seg.slot].narrow(1, 0, end);   // [H, end, D]
+    const at::Tensor values = cache->values(layer)[seg.slot].narrow(1, 0, end);
+    at::Tensor scores = at::matmul(q, keys.transpose(-1, -2)) * scale;  // [H, n, end]
+    // Query i sits at position start + i and sees keys [0, start + i].
+    const at::Tensor future = at::ones({n, end}, qkv.options().dtype(at::kBool)).triu(seg.start + 1);
+    scores.masked_fill_(future, -std::numeric_limits<float>::infinity());
+    outputs.push_back(at::matmul(at::softmax(scores, -1), values).transpose(0, 1));  // [n, H, D]
+    row += n;
+  }
+  return outputs.size() == 1 ? outputs[0] : at::cat(outputs, 0);
 }
 
 at::Tensor Gpt2Model::GatherAttention(int64_t layer, const at::Tensor& qkv,

@@ -26,11 +26,20 @@ class Gpt2Model : public CausalLm {
       std::function<at::Tensor(int64_t layer, const at::Tensor& qkv, const at::Tensor& slots,
                                const at::Tensor& positions, KvCache* cache)>;
 
+  // How a prefill attends in layer `layer`: given qkv [T, 3, H, D] of the
+  // pack's real tokens, whose K/V are already in the cache, returns [T, H, D].
+  // Empty: per-segment matmuls over the cache.
+  using PrefillAttentionFn = std::function<at::Tensor(
+      int64_t layer, const at::Tensor& qkv, const PrefillPack& pack, KvCache* cache)>;
+
   Gpt2Model(Gpt2Config config, Gpt2Weights weights);
 
   KvCacheShape kv_shape() const override;
-  at::Tensor Prefill(int64_t slot, const at::Tensor& tokens, KvCache* cache,
-                     bool all_logits = false) const override;
+  at::Tensor PrefillPacked(const PrefillPack& pack, KvCache* cache,
+                           bool all_logits = false) const override;
+  // PrefillPacked with the attention step supplied by the caller.
+  at::Tensor PrefillWithAttention(const PrefillPack& pack, KvCache* cache, bool all_logits,
+                                  const PrefillAttentionFn& attention) const;
   at::Tensor Decode(const at::Tensor& slots, const at::Tensor& tokens,
                     const at::Tensor& positions, int64_t attend_len,
                     KvCache* cache) const override;
@@ -44,6 +53,9 @@ class Gpt2Model : public CausalLm {
   const Gpt2Weights& weights() const { return weights_; }
 
  private:
+  // Causal attention of each segment's queries over its slot's cache.
+  at::Tensor SegmentAttention(int64_t layer, const at::Tensor& qkv, const PrefillPack& pack,
+                              KvCache* cache) const;
   // Gather + matmul attention over positions [0, attend_len) of each slot.
   at::Tensor GatherAttention(int64_t layer, const at::Tensor& qkv, const at::Tensor& slots,
                              const at::Tensor& positions, int64_t attend_len,

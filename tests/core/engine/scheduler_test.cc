@@ -1,5 +1,6 @@
 #include "core/engine/scheduler.h"
 
+#include <map>
 #include <memory>
 
 #include <gmock/gmock.h>
@@ -22,10 +23,12 @@ constexpr int32_t kComma = 11;     // ","
 class SchedulerTest : public ::testing::Test {
  protected:
   void MakeScheduler(int slots, int prefill_budget = 2048,
-                     std::vector<int32_t> eos_token_ids = {kEos}) {
+                     std::vector<int32_t> eos_token_ids = {kEos},
+                     int budget_while_decoding = 2048) {
     SchedulerOptions options;
     options.num_slots = slots;
     options.max_prefill_tokens_per_step = prefill_budget;
+    options.prefill_tokens_while_decoding = budget_while_decoding;
     options.eos_token_ids = std::move(eos_token_ids);
     scheduler_ = std::make_unique<Scheduler>(options, &TestTokenizer(), nullptr);
   }
@@ -253,19 +256,68 @@ TEST_F(SchedulerTest, ACancellationPastTheDeadlineCountsAsADeadline) {
   EXPECT_EQ(sink->summary().reason, FinishReason::kDeadline);
 }
 
-TEST_F(SchedulerTest, PrefillBudgetSpreadsLongPromptsOverSteps) {
-  MakeScheduler(4, /*prefill_budget=*/10);
-  Add(1, 5, std::vector<int32_t>(6, 1));
-  Add(2, 5, std::vector<int32_t>(6, 1));
-  Add(3, 5, std::vector<int32_t>(20, 1));  // over budget: admitted alone
-  EXPECT_EQ(StepConstant(kHello).prefills.size(), 1u);
-  StepPlan plan = StepConstant(kHello);
-  EXPECT_EQ(plan.prefills.size(), 1u);
-  EXPECT_EQ(plan.decodes.size(), 1u);  // running sequences keep decoding
-  plan = StepConstant(kHello);
-  ASSERT_EQ(plan.prefills.size(), 1u);
-  EXPECT_EQ(plan.prefills[0].sequence_id, 3u);
-  EXPECT_EQ(plan.decodes.size(), 2u);
+// The chunks planned for `id` so far, as (start, length, last_chunk).
+struct Chunk {
+  int32_t start, length;
+  bool last;
+  bool operator==(const Chunk& o) const {
+    return start == o.start && length == o.length && last == o.last;
+  }
+};
+
+TEST_F(SchedulerTest, PromptsBeyondTheBudgetAreChunkedAlongsideDecodes) {
+  MakeScheduler(4, /*prefill_budget=*/10, {kEos}, /*budget_while_decoding=*/4);
+  auto a = Add(1, 50, std::vector<int32_t>(6, 1));
+  auto b = Add(2, 50, std::vector<int32_t>(6, 2));
+  auto c = Add(3, 3, std::vector<int32_t>(11, 3));
+  std::map<uint64_t, std::vector<Chunk>> chunks;
+  std::vector<size_t> decode_rows;
+  auto step = [&] {
+    const StepPlan plan = StepConstant(kHello);
+    int32_t tokens = 0;
+    for (const PrefillItem& item : plan.prefills) {
+      chunks[item.sequence_id].push_back(
+          {item.start, static_cast<int32_t>(item.tokens.size()), item.last_chunk});
+      // The chunk is the prompt's own tokens at [start, end).
+      for (int32_t t : item.tokens) EXPECT_EQ(t, static_cast<int32_t>(item.sequence_id));
+      tokens += static_cast<int32_t>(item.tokens.size());
+    }
+    // Idle engine: the large budget; decodes running: the small one.
+    EXPECT_LE(tokens, plan.decodes.empty() ? 10 : 4);
+    decode_rows.push_back(plan.decodes.size());
+  };
+  step();  // nothing decodes: a whole, b's first 4 tokens
+  EXPECT_EQ(chunks[1], (std::vector<Chunk>{{0, 6, true}}));
+  EXPECT_EQ(chunks[2], (std::vector<Chunk>{{0, 4, false}}));
+  step();  // a decodes; b finishes (2), c starts (2)
+  EXPECT_EQ(chunks[2], (std::vector<Chunk>{{0, 4, false}, {4, 2, true}}));
+  EXPECT_EQ(chunks[3], (std::vector<Chunk>{{0, 2, false}}));
+  step();  // a and b decode; c continues
+  step();
+  EXPECT_EQ(chunks[3], (std::vector<Chunk>{{0, 2, false}, {2, 4, false}, {6, 4, false}}));
+  EXPECT_EQ(c->chunks().size(), 0u);  // no token before the last chunk
+  step();
+  EXPECT_EQ(chunks[3].back(), (Chunk{10, 1, true}));
+  EXPECT_EQ(c->chunks().size(), 1u);  // its first token, from the last chunk
+  EXPECT_EQ(decode_rows, (std::vector<size_t>{0, 1, 2, 2, 2}));
+  step();
+  EXPECT_EQ(decode_rows.back(), 3u);  // c decodes from the next step on
+  step();
+  ASSERT_TRUE(c->finished());
+  EXPECT_EQ(c->summary().completion_tokens, 3);
+  EXPECT_EQ(c->summary().prompt_tokens, 11);
+}
+
+TEST_F(SchedulerTest, CancellingAChunkedPromptStopsItsChunksAndFreesTheSlot) {
+  MakeScheduler(2, /*prefill_budget=*/4, {kEos}, /*budget_while_decoding=*/4);
+  auto a = Add(1, 50, std::vector<int32_t>(10, 1));
+  EXPECT_FALSE(StepConstant(kHello).prefills[0].last_chunk);
+  scheduler_->Cancel(1);
+  const StepPlan plan = StepConstant(kHello);
+  EXPECT_TRUE(plan.empty());
+  ASSERT_TRUE(a->finished());
+  EXPECT_EQ(a->summary().reason, FinishReason::kCancelled);
+  EXPECT_EQ(scheduler_->num_free_slots(), 2);
 }
 
 TEST_F(SchedulerTest, FinishAllRetiresEveryone) {

@@ -8,6 +8,7 @@
 
 #include "core/model/gpt2/gpt2_weights.h"
 #include "core/model/kv_cache.h"
+#include "core/model/prefill_pack.h"
 
 namespace tandem {
 namespace {
@@ -96,6 +97,78 @@ TEST_F(Gpt2ModelTest, AttentionIsCausal) {
   EXPECT_FALSE(at::allclose(x[3], y[3]));
 }
 
+
+// max |a - b| / max |b|: the relative error the prefill tests bound.
+double RelativeError(const at::Tensor& a, const at::Tensor& b) {
+  return (a - b).abs().max().item<double>() / b.abs().max().item<double>();
+}
+
+std::vector<int32_t> Prompt(int length, int salt) {
+  std::vector<int32_t> ids;
+  for (int i = 0; i < length; ++i) ids.push_back((i * 37 + salt * 101 + 5) % 300);
+  return ids;
+}
+
+at::Tensor Ids32(const std::vector<int32_t>& ids) {
+  return at::tensor(std::vector<int64_t>(ids.begin(), ids.end()), at::kLong);
+}
+
+TEST_F(Gpt2ModelTest, PackedPrefillMatchesOneAtATime) {
+  const KvCacheShape shape = CacheShape(model_, 4, config_.n_positions);
+  const auto options = at::TensorOptions().dtype(at::kFloat);
+  KvCache alone(shape, options), packed(shape, options);
+  const std::vector<std::vector<int32_t>> prompts = {Prompt(7, 1), Prompt(1, 2), Prompt(13, 3),
+                                                     Prompt(4, 4)};
+  std::vector<PrefillSegment> segments;
+  for (int s = 0; s < 4; ++s) segments.push_back({s, 0, prompts[s]});
+  // Padded to 32 rows and 8 segments, as the CUDA runner pads its packs.
+  const at::Tensor logits =
+      model_.PrefillPacked(MakePrefillPack(segments, at::kCPU, 32, 8), &packed);
+  ASSERT_EQ(logits.sizes(), (std::vector<int64_t>{8, 300}));
+  const at::Tensor every = model_.PrefillPacked(MakePrefillPack(segments, at::kCPU), &packed,
+                                                /*all_logits=*/true);
+  ASSERT_EQ(every.size(0), 25);
+  int64_t row = 0;
+  for (int s = 0; s < 4; ++s) {
+    const auto n = static_cast<int64_t>(prompts[s].size());
+    const at::Tensor expected = model_.Prefill(s, Ids32(prompts[s]), &alone, true);
+    EXPECT_LE(RelativeError(logits[s], expected[n - 1]), 1e-5) << "prompt " << s;
+    EXPECT_LE(RelativeError(every.narrow(0, row, n), expected), 1e-5) << "prompt " << s;
+    row += n;
+    for (int64_t layer = 0; layer < config_.n_layer; ++layer) {
+      EXPECT_LE(RelativeError(packed.keys(layer)[s].narrow(1, 0, n),
+                              alone.keys(layer)[s].narrow(1, 0, n)), 1e-5);
+      EXPECT_LE(RelativeError(packed.values(layer)[s].narrow(1, 0, n),
+                              alone.values(layer)[s].narrow(1, 0, n)), 1e-5);
+    }
+  }
+}
+
+TEST_F(Gpt2ModelTest, AChunkedPromptGivesTheSameKvAndFirstTokenAsAWholeOne) {
+  const std::vector<int32_t> prompt = Prompt(20, 9), other = Prompt(5, 10);
+  const absl::Span<const int32_t> p(prompt);
+  const at::Tensor whole = model_.Prefill(0, Ids32(prompt), &cache_);
+  // Slot 1 in three chunks; the second shares its pack with another prompt
+  // (slot 2), as in a mixed step.
+  model_.PrefillPacked(MakePrefillPack({{1, 0, p.subspan(0, 7)}}, at::kCPU), &cache_);
+  model_.PrefillPacked(
+      MakePrefillPack({{2, 0, other}, {1, 7, p.subspan(7, 1)}}, at::kCPU), &cache_);
+  const at::Tensor last =
+      model_.PrefillPacked(MakePrefillPack({{1, 8, p.subspan(8)}}, at::kCPU), &cache_);
+  EXPECT_LE(RelativeError(last[0], whole[0]), 1e-5);
+  EXPECT_EQ(last[0].argmax().item<int64_t>(), whole[0].argmax().item<int64_t>());
+  for (int64_t layer = 0; layer < config_.n_layer; ++layer) {
+    EXPECT_LE(RelativeError(cache_.keys(layer)[1].narrow(1, 0, 20),
+                            cache_.keys(layer)[0].narrow(1, 0, 20)), 1e-5);
+    EXPECT_LE(RelativeError(cache_.values(layer)[1].narrow(1, 0, 20),
+                            cache_.values(layer)[0].narrow(1, 0, 20)), 1e-5);
+  }
+  // The other prompt of the mixed pack is unaffected by the chunk beside it.
+  const at::Tensor other_alone = model_.Prefill(0, Ids32(other), &cache_);
+  const at::Tensor other_mixed = model_.PrefillPacked(
+      MakePrefillPack({{2, 0, other}, {1, 7, p.subspan(7, 1)}}, at::kCPU), &cache_);
+  EXPECT_LE(RelativeError(other_mixed[0], other_alone[0]), 1e-5);
+}
 
 // The default slot-indexed decode (what the CUDA runner calls on models
 // without a fused path) gathers each row's token and position by slot.

@@ -38,9 +38,9 @@ TEST(GrowingCacheRunnerTest, DecodesLikeTheStaticCacheAndGrowsStepByStep) {
   StepPlan prefill;
   prefill.prefills.resize(2);
   prefill.prefills[0].slot = 0;
-  prefill.prefills[0].prompt = a;
+  prefill.prefills[0].tokens = a;
   prefill.prefills[1].slot = 2;
-  prefill.prefills[1].prompt = b;
+  prefill.prefills[1].tokens = b;
   auto expected = fixed.Step(prefill);
   auto got = growing.Step(prefill);
   ASSERT_TRUE(expected.ok() && got.ok());

@@ -1,0 +1,54 @@
+#include "core/model/cuda/prefill_attention.h"
+
+#include <stdexcept>
+#include <string>
+
+#include <c10/cuda/CUDAStream.h>
+
+#include "core/model/cuda/prefill_attention_kernel.h"
+
+namespace tandem {
+namespace {
+
+static_assert(kPrefillAttentionTile == kPrefillTileTokens,
+              "the pack's tiles are the kernel's query tiles");
+
+bool KernelDTypeFor(at::ScalarType type, KernelDType* out) {
+  switch (type) {
+    case at::kFloat: *out = KernelDType::kFloat32; return true;
+    case at::kHalf: *out = KernelDType::kFloat16; return true;
+    case at::kBFloat16: *out = KernelDType::kBFloat16; return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+bool PrefillAttentionSupports(at::ScalarType dtype, int64_t head_dim) {
+  KernelDType unused;
+  return KernelDTypeFor(dtype, &unused) && PrefillAttentionHeadDim(static_cast<int>(head_dim));
+}
+
+at::Tensor PrefillAttention(const at::Tensor& q, const at::Tensor& k_cache,
+                            const at::Tensor& v_cache, const PrefillPack& pack, double scale) {
+  const int64_t heads = q.size(1), head_dim = q.size(2);
+  KernelDType dtype;
+  if (!KernelDTypeFor(q.scalar_type(), &dtype) || q.stride(2) != 1 || q.stride(1) != head_dim ||
+      !k_cache.is_contiguous() || !v_cache.is_contiguous()) {
+    throw std::invalid_argument("PrefillAttention: unsupported dtype or layout");
+  }
+  // Zeroed: rows no tile covers (a graphed pack's padding) stay finite.
+  at::Tensor out = at::zeros({pack.num_tokens, heads, head_dim}, q.options());
+  const cudaError_t status = LaunchPrefillAttention(
+      dtype, q.data_ptr(), q.stride(0), k_cache.data_ptr(), v_cache.data_ptr(),
+      pack.tiles.data_ptr<int64_t>(), static_cast<int>(pack.num_tiles), out.data_ptr(),
+      static_cast<int>(heads), static_cast<int>(k_cache.size(1)), static_cast<int>(head_dim),
+      static_cast<int>(k_cache.size(2)), static_cast<float>(scale),
+      c10::cuda::getCurrentCUDAStream().stream());
+  if (status != cudaSuccess) {
+    throw std::runtime_error(std::string("prefill attention: ") + cudaGetErrorString(status));
+  }
+  return out;
+}
+
+}  // namespace tandem
