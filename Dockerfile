@@ -13,7 +13,7 @@ RUN ./scripts/install-deps.sh \
 FROM debian:12-slim
 RUN apt-get update && apt-get install -y --no-install-recommends \
       libtorch1.13 libgrpc++1.51 libprotobuf32 libre2-9 libprometheus-cpp-core1.0 \
-      libcpp-httplib0.11 ca-certificates \
+      libcpp-httplib0.11 libopenblas0-openmp ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/bin/tandem-server /src/build/bin/tandem-cli /usr/local/bin/
 EXPOSE 50051 9400

@@ -2,9 +2,12 @@
 // (prompt P tokens, G new tokens, ignore_eos, greedy) for each engine mode,
 // and prints a table and writes JSON: µs per decode step, tokens/s, GPU idle
 // fraction of decode time, host wait per step, time to first token, and the
-// peak device memory each mode reserves.
+// peak device memory each mode reserves. With --prefill, it measures packed
+// prefill instead: bursts of K prompts of L tokens submitted together, their
+// TTFT and the prefill forward's GPU time, tokens/s and TFLOP/s.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <iterator>
 #include <cstdio>
 #include <fstream>
@@ -54,6 +57,10 @@ ABSL_FLAG(std::vector<std::string>, modes,
 ABSL_FLAG(int32_t, prompt_tokens, 64, "prompt length");
 ABSL_FLAG(int32_t, new_tokens, 256, "tokens generated per sequence");
 ABSL_FLAG(std::string, out, "", "JSON output file (appends one object per line)");
+ABSL_FLAG(std::vector<std::string>, prefill, {},
+          "packed-prefill bursts to measure instead of decode, as KxL (K prompts of L "
+          "tokens submitted together, one new token each), e.g. 64x128,8x1024,1x128");
+ABSL_FLAG(int32_t, prefill_repeats, 5, "bursts per --prefill entry (the table shows the median)");
 
 namespace tandem {
 namespace {
@@ -64,11 +71,12 @@ class BenchObserver : public EngineObserver {
   struct Step {
     absl::Time at;
     int decode_rows;
+    int prefill_tokens;
     StepTimings timings;
   };
   void OnStep(const StepStats& stats) override {
     absl::MutexLock lock(&mu_);
-    steps_.push_back({absl::Now(), stats.decode_sequences, stats.timings});
+    steps_.push_back({absl::Now(), stats.decode_sequences, stats.prefill_tokens, stats.timings});
   }
   std::vector<Step> steps() {
     absl::MutexLock lock(&mu_);
@@ -97,11 +105,38 @@ class CountingSink : public TokenSink {
   std::atomic<int>* remaining_;
 };
 
+std::vector<GenerationRequest> RandomRequests(int count, int prompt, int generate,
+                                              uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> token(0, 50000);
+  std::vector<GenerationRequest> requests(static_cast<size_t>(count));
+  for (GenerationRequest& request : requests) {
+    for (int t = 0; t < prompt; ++t) request.prompt_token_ids.push_back(token(rng));
+    request.stopping.max_tokens = generate;
+    request.stopping.ignore_eos = true;
+  }
+  return requests;
+}
+
+// Nearest-rank percentile of `values` (q in (0, 1]).
+double Percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(values.size())));
+  return values[std::max<size_t>(rank, 1) - 1];
+}
+
+std::vector<double> TtftMs(const std::vector<std::shared_ptr<CountingSink>>& sinks) {
+  std::vector<double> ttft;
+  for (const auto& sink : sinks) ttft.push_back(1e3 * sink->summary_.time_to_first_token_seconds);
+  return ttft;
+}
+
 struct Result {
   std::string model, mode;
   int batch = 0;
   double us_per_step = 0, tokens_per_second = 0, idle_fraction = 0;
-  double host_wait_us = 0, ttft_ms = 0, busy_us = 0;
+  double host_wait_us = 0, ttft_ms = 0, ttft_p50_ms = 0, ttft_p99_ms = 0, busy_us = 0;
   int64_t memory_bytes = 0;
   int steps = 0;
 };
@@ -141,21 +176,16 @@ absl::StatusOr<Result> RunOne(const std::string& model_dir, const std::string& m
   engine_options.max_queue = batch + 1;
   Engine engine(engine_options, std::move(loaded->runner), loaded->tokenizer.get(), &observer);
 
-  std::mt19937 rng(1234);
-  std::uniform_int_distribution<int32_t> token(0, 50000);
   absl::Notification all_done;
   std::atomic<int> remaining{batch};
   std::vector<std::shared_ptr<CountingSink>> sinks;
-  for (int i = 0; i < batch; ++i) {
-    GenerationRequest request;
-    for (int t = 0; t < prompt; ++t) request.prompt_token_ids.push_back(token(rng));
-    request.stopping.max_tokens = generate;
-    request.stopping.ignore_eos = true;
+  std::vector<GenerationRequest> requests = RandomRequests(batch, prompt, generate, 1234);
+  for (GenerationRequest& request : requests) {
     sinks.push_back(std::make_shared<CountingSink>(&all_done, &remaining));
     request.sink = sinks.back();
-    absl::StatusOr<uint64_t> id = engine.Submit(std::move(request));
-    if (!id.ok()) return id.status();
   }
+  absl::Status submitted = engine.SubmitAll(std::move(requests)).status();
+  if (!submitted.ok()) return submitted;
   all_done.WaitForNotification();
   Result result;
   result.memory_bytes = PeakDeviceMemory(device) - held_before;
@@ -182,10 +212,133 @@ absl::StatusOr<Result> RunOne(const std::string& model_dir, const std::string& m
   result.idle_fraction = idle / (idle + busy);
   result.busy_us = 1e6 * busy / full.size();
   result.host_wait_us = 1e6 * wait / full.size();
-  double ttft = 0;
-  for (const auto& sink : sinks) ttft += sink->summary_.time_to_first_token_seconds;
-  result.ttft_ms = 1e3 * ttft / batch;
+  const std::vector<double> ttft = TtftMs(sinks);
+  double sum = 0;
+  for (double t : ttft) sum += t;
+  result.ttft_ms = sum / batch;
+  result.ttft_p50_ms = Percentile(ttft, 0.5);
+  result.ttft_p99_ms = Percentile(ttft, 0.99);
   return result;
+}
+
+struct PrefillResult {
+  int prompts = 0, length = 0;
+  double ttft_p50_ms = 0, ttft_p99_ms = 0, first_ttft_p99_ms = 0;
+  double gpu_ms = 0, tokens_per_second = 0, tflops = 0;
+  int steps = 0;  // prefilling steps per burst
+};
+
+// Matmul and attention FLOPs of prefilling `prompts` x `length` tokens:
+// 2 per non-embedding parameter per token, causal attention (QK and PV)
+// and the LM head at each prompt's last token.
+double PrefillFlops(const ModelDescription& m, int prompts, int length) {
+  const double element = m.dtype == "float32" ? 4 : 2;
+  const double hidden = m.hidden_size, vocab = m.vocab_size;
+  const double non_embedding = m.weight_bytes / element - vocab * hidden;
+  const double tokens = static_cast<double>(prompts) * length;
+  const double attention =
+      4.0 * hidden * m.num_layers * prompts * (length * (length + 1.0) / 2.0);
+  return 2.0 * non_embedding * tokens + attention + 2.0 * prompts * vocab * hidden;
+}
+
+absl::StatusOr<PrefillResult> RunPrefill(const std::string& model_dir, int prompts,
+                                         int length) {
+  ModelOptions options;
+  options.model_dir = model_dir;
+  options.device = absl::GetFlag(FLAGS_device);
+  options.dtype = absl::GetFlag(FLAGS_dtype);
+  options.max_slots = prompts;
+  options.max_context = length + 2;
+  options.max_prefill_tokens = std::max(8192, prompts * length);
+  absl::StatusOr<LoadedModel> loaded = LoadModel(options);
+  if (!loaded.ok()) return loaded.status();
+  const ModelDescription description = loaded->runner->description();
+  BenchObserver observer;
+  EngineOptions engine_options;
+  engine_options.max_queue = prompts + 1;
+  engine_options.max_prefill_tokens_per_step = options.max_prefill_tokens;
+  Engine engine(engine_options, std::move(loaded->runner), loaded->tokenizer.get(), &observer);
+  std::vector<double> p50, p99, gpu;
+  PrefillResult result;
+  const int repeats = std::max(1, absl::GetFlag(FLAGS_prefill_repeats));
+  for (int r = 0; r < repeats; ++r) {
+    absl::Notification all_done;
+    std::atomic<int> remaining{prompts};
+    std::vector<std::shared_ptr<CountingSink>> sinks;
+    std::vector<GenerationRequest> requests =
+        RandomRequests(prompts, length, /*generate=*/1, 1000 + r);
+    for (GenerationRequest& request : requests) {
+      sinks.push_back(std::make_shared<CountingSink>(&all_done, &remaining));
+      request.sink = sinks.back();
+    }
+    const size_t steps_before = observer.steps().size();
+    absl::Status submitted = engine.SubmitAll(std::move(requests)).status();
+    if (!submitted.ok()) return submitted;
+    all_done.WaitForNotification();
+    const std::vector<double> ttft = TtftMs(sinks);
+    p50.push_back(Percentile(ttft, 0.5));
+    p99.push_back(Percentile(ttft, 0.99));
+    if (r == 0) result.first_ttft_p99_ms = p99.back();
+    double seconds = 0;
+    int steps = 0;
+    const std::vector<BenchObserver::Step> all = observer.steps();
+    for (size_t i = steps_before; i < all.size(); ++i) {
+      if (all[i].prefill_tokens == 0) continue;
+      seconds += all[i].timings.prefill_seconds;
+      ++steps;
+    }
+    gpu.push_back(seconds);
+    result.steps = steps;
+  }
+  engine.Shutdown(absl::Seconds(1));
+  result.prompts = prompts;
+  result.length = length;
+  result.ttft_p50_ms = Percentile(p50, 0.5);
+  result.ttft_p99_ms = Percentile(p99, 0.5);
+  const double seconds = Percentile(gpu, 0.5);
+  result.gpu_ms = 1e3 * seconds;
+  result.tokens_per_second = seconds > 0 ? prompts * length / seconds : 0;
+  result.tflops = seconds > 0 ? PrefillFlops(description, prompts, length) / seconds / 1e12 : 0;
+  return result;
+}
+
+int PrefillMain(const std::string& model_dir, const std::string& model_name,
+                std::FILE* json_out) {
+  std::printf("%-10s %5s %6s %9s %9s %12s %9s %12s %8s %6s\n", "model", "K", "L",
+              "TTFT p50", "TTFT p99", "1st TTFT p99", "GPU ms", "tokens/s", "TFLOP/s", "steps");
+  for (const std::string& spec : absl::GetFlag(FLAGS_prefill)) {
+    std::vector<std::string> parts = absl::StrSplit(spec, 'x');
+    int prompts = 0, length = 0;
+    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &prompts) ||
+        !absl::SimpleAtoi(parts[1], &length) || prompts < 1 || length < 1) {
+      LogError("--prefill entries are KxL, e.g. 64x128; got ", spec);
+      return 2;
+    }
+    absl::StatusOr<PrefillResult> r = RunPrefill(model_dir, prompts, length);
+    if (!r.ok()) {
+      std::printf("%-10s %5d %6d failed: %s\n", model_name.c_str(), prompts, length,
+                  std::string(r.status().message()).c_str());
+      continue;
+    }
+    std::printf("%-10s %5d %6d %9.2f %9.2f %12.2f %9.3f %12.0f %8.1f %6d\n",
+                model_name.c_str(), prompts, length, r->ttft_p50_ms, r->ttft_p99_ms,
+                r->first_ttft_p99_ms, r->gpu_ms, r->tokens_per_second, r->tflops, r->steps);
+    std::fflush(stdout);
+    if (json_out != nullptr) {
+      nlohmann::json j = {{"model", model_name}, {"kind", "prefill"}, {"prompts", prompts},
+                          {"prompt_tokens", length}, {"ttft_p50_ms", r->ttft_p50_ms},
+                          {"ttft_p99_ms", r->ttft_p99_ms},
+                          {"first_burst_ttft_p99_ms", r->first_ttft_p99_ms},
+                          {"prefill_gpu_ms", r->gpu_ms},
+                          {"prefill_tokens_per_second", r->tokens_per_second},
+                          {"tflops", r->tflops}, {"prefill_steps", r->steps},
+                          {"repeats", absl::GetFlag(FLAGS_prefill_repeats)},
+                          {"dtype", AbslUnparseFlag(absl::GetFlag(FLAGS_dtype))}};
+      std::fprintf(json_out, "%s\n", j.dump().c_str());
+      std::fflush(json_out);
+    }
+  }
+  return 0;
 }
 
 int Main() {
@@ -208,8 +361,14 @@ int Main() {
   if (const std::string out = absl::GetFlag(FLAGS_out); !out.empty()) {
     json_out = std::fopen(out.c_str(), "a");
   }
-  std::printf("%-10s %-24s %5s %10s %12s %8s %10s %9s %9s %9s\n", "model", "mode", "N",
-              "us/step", "tokens/s", "idle%", "busy us", "wait us", "TTFT ms", "peak GiB");
+  if (!absl::GetFlag(FLAGS_prefill).empty()) {
+    const int status = PrefillMain(model_dir, model_name, json_out);
+    if (json_out != nullptr) std::fclose(json_out);
+    return status;
+  }
+  std::printf("%-10s %-24s %5s %10s %12s %8s %10s %9s %9s %9s %9s\n", "model", "mode", "N",
+              "us/step", "tokens/s", "idle%", "busy us", "wait us", "TTFT p50", "TTFT p99",
+              "peak GiB");
   for (const std::string& mode : absl::GetFlag(FLAGS_modes)) {
     for (const std::string& n : absl::GetFlag(FLAGS_batch)) {
       int batch = 0;
@@ -221,10 +380,10 @@ int Main() {
         continue;
       }
       r->model = model_name;
-      std::printf("%-10s %-24s %5d %10.1f %12.0f %7.2f%% %10.1f %9.1f %9.1f %9.2f\n",
+      std::printf("%-10s %-24s %5d %10.1f %12.0f %7.2f%% %10.1f %9.1f %9.2f %9.2f %9.2f\n",
                   model_name.c_str(), mode.c_str(), batch, r->us_per_step,
                   r->tokens_per_second, 100 * r->idle_fraction, r->busy_us, r->host_wait_us,
-                  r->ttft_ms, r->memory_bytes / 1073741824.0);
+                  r->ttft_p50_ms, r->ttft_p99_ms, r->memory_bytes / 1073741824.0);
       std::fflush(stdout);
       if (json_out != nullptr) {
         nlohmann::json j = {{"model", r->model}, {"mode", r->mode}, {"batch", r->batch},
@@ -233,7 +392,8 @@ int Main() {
                             {"gpu_idle_fraction", r->idle_fraction},
                             {"gpu_busy_us_per_step", r->busy_us},
                             {"host_wait_us_per_step", r->host_wait_us},
-                            {"ttft_ms", r->ttft_ms}, {"memory_bytes", r->memory_bytes},
+                            {"ttft_ms", r->ttft_ms}, {"ttft_p50_ms", r->ttft_p50_ms},
+                            {"ttft_p99_ms", r->ttft_p99_ms}, {"memory_bytes", r->memory_bytes},
                             {"steps", r->steps},
                             {"dtype", AbslUnparseFlag(absl::GetFlag(FLAGS_dtype))},
                             {"prompt_tokens", absl::GetFlag(FLAGS_prompt_tokens)},

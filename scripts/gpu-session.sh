@@ -20,6 +20,12 @@
 #   profile    Nsight Compute kernel times of a steady N=1 decode step
 #   loadgen    tandem-loadgen through gRPC against tandem-server (GPT-2 small bf16, 64 slots):
 #              64 x (128 prompt, 256 output) at once, 1 x 128, and Poisson arrivals
+#   prefill    tandem-bench --prefill: bursts of K prompts x L tokens submitted together
+#              (TTFT, the packed forward's GPU time, tokens/s, TFLOP/s), and decode-bench
+#              TTFT with 128-token prompts at N = 1, 16, 64
+#   prevprefill  the decode-bench TTFT rows of `prefill` on the previous build (.prev/)
+#   stall      scripts/bench/long_prompt_stall.sh on GPT-2 small: a 1000-token prompt
+#              arriving while 7 streams decode (their longest gap vs their median)
 #   prevbench  the bench step on the previous build: the tree in .prev/ (made here with
 #              `git archive REV | tar -x -C .prev`, carried), built in build-prev
 set -uo pipefail
@@ -31,6 +37,14 @@ cmake --build build-gpu -j16 > "$OUT/build.log" 2>&1 || { grep -A8 -m5 'error' "
 echo "== build ok"
 bin=build-gpu/bin
 table() { grep -v "^[IWE]20" "$1" | grep -E "^(model|gpt2)"; }
+# Builds the previous tree (.prev/) once per machine.
+build_prev() {
+  [ -x build-prev/bin/tandem-bench ] && return 0
+  cmake -S .prev -B build-prev $DEVICE_CMAKE_ARGS -DTANDEM_BUILD_TESTS=OFF \
+      -DTANDEM_GPT2_VOCAB_DIR="$PWD/third_party/gpt2" > "$OUT/cmake-prev.log" 2>&1 &&
+    cmake --build build-prev -j16 --target tandem-bench > "$OUT/build-prev.log" 2>&1 ||
+    { grep -A8 -m5 'error' "$OUT/build-prev.log"; return 1; }
+}
 for step in "$@"; do
   echo "== $step"
   case $step in
@@ -89,16 +103,37 @@ for step in "$@"; do
         $lg --num_requests=16 --concurrency=1 --prompt_tokens=128 --output_tokens=256
         echo "## unseen lengths, 1 at a time: uniform 20..300 prompt, 16 output"
         $lg --num_requests=20 --concurrency=1 --prompt_tokens=uniform:20:300 --output_tokens=16
-        echo "## Poisson 100 req/s: 256 prompt, 256 output"
-        $lg --num_requests=300 --request_rate=100 --prompt_tokens=256 --output_tokens=256
+        echo "## saturation: 64 in flight, 256 prompt, 256 output"
+        $lg --num_requests=256 --concurrency=64 --prompt_tokens=256 --output_tokens=256 \
+            --out="$OUT/loadgen-saturation.jsonl"
+        rate=$(python3 -c "import json,sys; s=[json.loads(l) for l in open(sys.argv[1])][-1]; print(round(0.8*s['requests_per_s'],1))" "$OUT/loadgen-saturation.jsonl")
+        echo "## Poisson at 80% of saturation ($rate req/s): 256 prompt, 256 output"
+        $lg --num_requests=600 --request_rate=$rate --prompt_tokens=256 --output_tokens=256 \
+            --out="$OUT/loadgen-poisson.jsonl"
       } > "$OUT/loadgen.txt" 2>&1
       kill $server; wait $server
       grep -E "^##|^requests|^TTFT|^TPOT|^ITL" "$OUT/loadgen.txt" ;;
+    prefill)
+      $bin/tandem-bench --prefill=1x128,16x128,64x128,64x512,8x1000,16x1000 \
+          --out="$OUT/prefill.jsonl" > "$OUT/prefill.txt" 2>&1
+      table "$OUT/prefill.txt"
+      $bin/tandem-bench --prompt_tokens=128 --new_tokens=16 --batch=1,16,64 \
+          --modes=double_buffered_graphs --out="$OUT/prefill.jsonl" > "$OUT/prefill-ttft.txt" 2>&1
+      table "$OUT/prefill-ttft.txt" ;;
+    stall)
+      STALL_DELAY=0.15 STREAM_TOKENS=1000 LONG_PROMPT=1000 \
+          bash scripts/bench/long_prompt_stall.sh build-gpu "$OUT/stall" | tee "$OUT/stall.txt"
+      STALL_DELAY=0.15 STREAM_TOKENS=1000 LONG_PROMPT=1000 STALL_PORT=50172 \
+          bash scripts/bench/long_prompt_stall.sh build-gpu "$OUT/stall-prev" \
+          --prefill_tokens_while_decoding=100000 | sed 's/^/unchunked: /' | tee -a "$OUT/stall.txt" ;;
+    prevprefill)
+      build_prev || continue
+      build-prev/bin/tandem-bench --prompt_tokens=128 --new_tokens=16 --batch=1,16,64 \
+          --modes=double_buffered_graphs --out="$OUT/prefill-prev.jsonl" \
+          > "$OUT/prefill-ttft-prev.txt" 2>&1
+      table "$OUT/prefill-ttft-prev.txt" ;;
     prevbench)
-      cmake -S .prev -B build-prev $DEVICE_CMAKE_ARGS -DTANDEM_BUILD_TESTS=OFF \
-          -DTANDEM_GPT2_VOCAB_DIR="$PWD/third_party/gpt2" > "$OUT/cmake-prev.log" 2>&1 &&
-        cmake --build build-prev -j16 --target tandem-bench > "$OUT/build-prev.log" 2>&1 ||
-        { grep -A8 -m5 'error' "$OUT/build-prev.log"; continue; }
+      build_prev || continue
       build-prev/bin/tandem-bench --batch=1,64 --modes=sync_graphs,double_buffered_graphs \
           --out="$OUT/bench-prev.jsonl" >> "$OUT/bench-prev.txt" 2>&1
       table "$OUT/bench-prev.txt" ;;

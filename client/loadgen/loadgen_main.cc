@@ -90,6 +90,7 @@ RequestRecord Send(v1::Generation::Stub& stub, const v1::GenerateRequest& reques
   r.prompt_tokens = request.prompt_token_ids_size();
   const absl::Time start = absl::Now();
   r.start = absl::ToDoubleSeconds(start - run_start);
+  r.start_unix = absl::ToDoubleSeconds(start - absl::UnixEpoch());
   grpc::ClientContext context;
   std::unique_ptr<grpc::ClientReader<v1::GenerateResponse>> reader = stub.Generate(&context, request);
   v1::GenerateResponse response;
@@ -201,6 +202,15 @@ int Main() {
                              {"ok", r.ok}, {"error", r.error}};
       if (auto t = TimeToFirstToken(r)) line["ttft_s"] = *t;
       if (auto t = TimePerOutputToken(r)) line["tpot_s"] = *t;
+      line["start_unix_s"] = r.start_unix;
+      // The longest gap between tokens, and when it ended (since the start).
+      for (size_t i = 1; i < r.token_times.size(); ++i) {
+        const double gap = r.token_times[i] - r.token_times[i - 1];
+        if (!line.contains("max_itl_s") || gap > line["max_itl_s"].get<double>()) {
+          line["max_itl_s"] = gap;
+          line["max_itl_end_s"] = r.token_times[i];
+        }
+      }
       file << line.dump() << "\n";
     }
     file << nlohmann::json{{"summary", true}, {"completed", s.completed}, {"failed", s.failed},

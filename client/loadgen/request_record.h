@@ -12,6 +12,7 @@ namespace tandem {
 // Times in seconds, relative to the request's start (when it was sent).
 struct RequestRecord {
   double start = 0;  // since the run's start
+  double start_unix = 0;  // wall clock (Unix seconds), to line up several runs
   int prompt_tokens = 0;
   // Arrival time of each output token (tokens that arrive in one message
   // share its time). Empty when no token arrived.
