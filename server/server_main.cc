@@ -58,9 +58,9 @@ ABSL_FLAG(int32_t, prefill_tokens_while_decoding, 2048,
           "the most prompt tokens per step while streams decode: longer prompts and "
           "bursts are split into chunks that share steps with the decode rows");
 ABSL_FLAG(double, prefill_stall_ratio, 1.0,
-          "while streams decode, a step's prefill may take about this times its decode "
-          "part (the chunk size adapts to the measured cost), so running streams' gaps "
-          "between tokens grow by at most about this factor plus one");
+          "while streams decode, a step that also prefills may take about (1 + this) times "
+          "a decode-only step (the chunk size adapts to the measured costs), bounding "
+          "running streams' gaps between tokens");
 ABSL_FLAG(tandem::DType, dtype, tandem::DType::kAuto,
           "float32, float16 or bfloat16 (auto: float32 on the CPU, bfloat16 on a GPU)");
 ABSL_FLAG(tandem::DeviceSpec, device, tandem::DeviceSpec(),

@@ -21,6 +21,7 @@ SchedulerOptions SchedulerOptionsFor(const EngineOptions& options,
   scheduler.max_prefill_tokens_per_step = options.max_prefill_tokens_per_step;
   scheduler.prefill_tokens_while_decoding = options.prefill_tokens_while_decoding;
   scheduler.prefill_stall_ratio = options.prefill_stall_ratio;
+  scheduler.prefill_fixed_seconds = model.prefill_fixed_seconds;
   scheduler.eos_token_ids = model.eos_token_ids;
   return scheduler;
 }

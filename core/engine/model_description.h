@@ -27,6 +27,9 @@ struct ModelDescription {
   // ignore_eos. The scheduler applies it on the host.
   std::vector<int32_t> eos_token_ids;
   std::string runner;  // e.g. "eager", "cuda, CUDA graphs"
+  // The time of the smallest prefill step (its fixed cost), when the runner
+  // measured it at start-up; 0 when unknown. See PrefillBudget.
+  double prefill_fixed_seconds = 0;
 };
 
 }  // namespace tandem

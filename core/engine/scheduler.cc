@@ -8,7 +8,7 @@ Scheduler::Scheduler(SchedulerOptions options, const Tokenizer* tokenizer,
                      EngineObserver* observer)
     : options_(options),
       budget_(kMinPrefillChunk, options.prefill_tokens_while_decoding,
-              options.prefill_stall_ratio),
+              options.prefill_stall_ratio, options.prefill_fixed_seconds),
       tokenizer_(tokenizer),
       observer_(observer) {
   // Hand out slot 0 first: the stack is filled in reverse.
@@ -126,10 +126,15 @@ StepPlan Scheduler::Schedule(absl::Time now) {
 
 int Scheduler::Complete(const StepPlan& plan, const StepOutput& output,
                         absl::Time now) {
-  if (!plan.prefills.empty() && !plan.decodes.empty()) {
+  // The period between completions is the gap between tokens streams see
+  // (after an idle engine it is not, and what was learned before is stale).
+  if (plan.follows_idle) budget_.Restart();
+  if (!plan.decodes.empty() && !plan.follows_idle && last_complete_ != absl::InfinitePast()) {
     budget_.Observe(plan.prefill_tokens(), output.timings.prefill_seconds,
-                    output.timings.decode_seconds);
+                    output.timings.decode_seconds,
+                    absl::ToDoubleSeconds(now - last_complete_));
   }
+  last_complete_ = now;
   int accepted = 0;
   for (size_t i = 0; i < plan.prefills.size(); ++i) {
     auto it = sequences_.find(plan.prefills[i].sequence_id);

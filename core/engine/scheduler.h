@@ -28,12 +28,13 @@ struct SchedulerOptions {
   // prefilled together.
   int32_t max_prefill_tokens_per_step = 8192;
   // While sequences decode, a step's prompt tokens are chosen by a
-  // PrefillBudget (between kMinPrefillChunk and this cap) so that its
-  // prefill takes about prefill_stall_ratio times its decode part: a long
+  // PrefillBudget (between kMinPrefillChunk and this cap) so that the step
+  // takes about (1 + prefill_stall_ratio) times a decode-only one: a long
   // prompt or a burst is split into chunks that share the following steps
   // with the decode rows, and running streams slow down by a bounded factor.
   int32_t prefill_tokens_while_decoding = 2048;
   double prefill_stall_ratio = 1.0;
+  double prefill_fixed_seconds = 0;  // ModelDescription::prefill_fixed_seconds
   // Sampled ids that end a sequence (ModelDescription::eos_token_ids).
   std::vector<int32_t> eos_token_ids;
 };
@@ -92,6 +93,7 @@ class Scheduler {
 
   const SchedulerOptions options_;
   PrefillBudget budget_;  // prompt tokens per step while sequences decode
+  absl::Time last_complete_ = absl::InfinitePast();
   const Tokenizer* tokenizer_;
   EngineObserver* observer_;
   absl::flat_hash_map<uint64_t, std::unique_ptr<Sequence>> sequences_;

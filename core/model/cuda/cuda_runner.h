@@ -19,7 +19,8 @@
 
 #include "core/model/causal_lm.h"
 #include "core/model/kv_cache.h"
-#include "core/model/prefill_pack.h"
+#include "core/model/cuda/cuda_prefiller.h"
+#include "core/model/cuda/slot_state.h"
 #include "core/engine/model_runner.h"
 
 namespace tandem {
@@ -48,15 +49,11 @@ struct CudaRunnerOptions {
 // end event only. Events at each step's start and end give GPU busy time and
 // the idle gap since the previous step ended.
 // What is graphed: the decode part of a step (embedding to slot-state
-// advance), one graph per batch bucket and greedy/sampling; and the packed
-// prefill forward (embedding to the logits of each chunk's last row), one
-// graph per token bucket. A step's prompt chunks run before its decode rows
-// on the same stream: their pack (tokens, positions, slots, attention
-// tiles) is staged in pinned memory, copied into the prefill graphs' static
-// inputs and the bucket's graph replayed; padding rows write the scratch
-// slot. Sampling the chunks' rows and writing their slots' decode state are
-// eager. Without graphs the pack runs eagerly at the same bucketed shapes,
-// each run once at start-up, so no request meets a new shape.
+// advance), one graph per batch bucket and greedy/sampling; and the prefill
+// part (a CudaPrefiller: the packed forward of the step's prompt chunks, the
+// sampling of each chunk's last row and its slot's state), one graph per
+// token bucket and greedy/sampling. A step's chunks run before its decode
+// rows on the same stream.
 //
 // Threading: engine thread only.
 class CudaRunner : public ModelRunner {
@@ -75,10 +72,8 @@ class CudaRunner : public ModelRunner {
   // Batch-size buckets decode steps (and a pack's segments) are padded to
   // (1, 2, 4, ... num_slots).
   const std::vector<int64_t>& buckets() const { return buckets_; }
-  // Token counts prefill packs are padded to (16, 32, 64, 128, then steps of
-  // a quarter of the power of two below, at least 64, up to
-  // max_prefill_tokens or what the slots hold).
-  const std::vector<int64_t>& prefill_buckets() const { return prefill_buckets_; }
+  // Token counts prefill packs are padded to (see CudaPrefiller).
+  const std::vector<int64_t>& prefill_buckets() const { return prefiller_->buckets(); }
 
  private:
   struct RowOutputs {
@@ -99,19 +94,6 @@ class CudaRunner : public ModelRunner {
     bool follows_idle = false;
   };
 
-  // One packed prefill of the step's chunks (graphed when its bucket has a
-  // graph; `parity` picks the staging buffer); samples each chunk's last
-  // row and writes the decode state of the slots whose prompt ends.
-  RowOutputs Prefill(const std::vector<PrefillItem>& items, int parity);
-  // Runs every prefill token bucket and segment bucket once.
-  void WarmUpPrefill();
-  int64_t PrefillBucketFor(int64_t tokens) const;
-  // The prefill graphs' static inputs as the pack of token bucket `bucket`
-  // (padded to num_slots segments), and the same layout in pinned staging.
-  PrefillPack StaticPack(int64_t bucket) const;
-  PrefillArrays StagingArrays(int parity, int64_t bucket);
-  // Captures bucket's prefill graph on `stream` into graph_pool_.
-  void CapturePrefillGraph(int64_t bucket, c10::cuda::CUDAStream stream);
   // The decode step for slots_[0, bucket): gathers, runs, samples, scatters.
   // Graph-capturable: no host sync, static shapes.
   RowOutputs DecodeRows(int64_t bucket, bool greedy);
@@ -126,12 +108,10 @@ class CudaRunner : public ModelRunner {
   const CudaRunnerOptions options_;
   const int64_t scratch_slot_;
   std::vector<int64_t> buckets_;
-  std::vector<int64_t> prefill_buckets_;
 
-  // Device state per slot (see the class comment).
-  at::Tensor next_token_, position_, rng_offset_;
-  at::Tensor temperature_, top_p_, min_p_, top_k_, seed_;
-  at::Tensor slots_;  // int64 [max bucket]: the graphs' static input
+  SlotState state_;  // device state per slot (see the class comment)
+  std::unique_ptr<CudaPrefiller> prefiller_;
+  at::Tensor slots_;  // int64 [max bucket]: the decode graphs' static input
 
   std::array<c10::cuda::CUDAStream, 2> streams_;
   std::array<at::Tensor, 2> pinned_slots_;     // int64 [max bucket]
@@ -140,15 +120,6 @@ class CudaRunner : public ModelRunner {
   std::array<Events, 4> events_;               // ring indexed by step % 4
   std::vector<int64_t> current_slots_;         // what slots_ holds now
   std::map<std::pair<int64_t, bool>, std::unique_ptr<DecodeGraph>> graphs_;
-  // Prefill graphs by token bucket, their static inputs (int64: tokens,
-  // positions, slots of the largest bucket, last rows [num_slots], tiles),
-  // that layout's pinned staging per parity, and their output: float32
-  // logits [num_slots, V].
-  std::map<int64_t, std::unique_ptr<at::cuda::CUDAGraph>> prefill_graphs_;
-  at::Tensor pack_inputs_;
-  std::array<at::Tensor, 2> pinned_pack_;
-  at::Tensor prefill_logits_;
-  decltype(at::cuda::graph_pool_handle()) graph_pool_{};  // every graph's memory
   std::deque<InFlight> in_flight_;
   int64_t next_step_ = 0;
 };
