@@ -38,6 +38,8 @@ ABSL_FLAG(uint64_t, seed, 1, "seed of the lengths, prompts and arrivals");
 ABSL_FLAG(std::string, slo, "", "goodput objectives, ttft:MS,tpot:MS");
 ABSL_FLAG(std::string, out, "", "JSON lines: one per request, then the summary");
 ABSL_FLAG(double, progress_seconds, 5, "a progress line on stderr this often (0: none)");
+ABSL_FLAG(bool, token_times, false,
+          "--out: also each token's arrival time (seconds since the request's start)");
 
 namespace tandem {
 namespace {
@@ -203,6 +205,7 @@ int Main() {
       if (auto t = TimeToFirstToken(r)) line["ttft_s"] = *t;
       if (auto t = TimePerOutputToken(r)) line["tpot_s"] = *t;
       line["start_unix_s"] = r.start_unix;
+      if (absl::GetFlag(FLAGS_token_times)) line["token_times_s"] = r.token_times;
       // The longest gap between tokens, and when it ended (since the start).
       for (size_t i = 1; i < r.token_times.size(); ++i) {
         const double gap = r.token_times[i] - r.token_times[i - 1];
