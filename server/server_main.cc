@@ -29,6 +29,9 @@
 #include "server/generation_service.h"
 #include "server/http/http_server.h"
 #include "server/http/metrics_routes.h"
+#include "server/openai/openai_backend.h"
+#include "server/openai/openai_routes.h"
+#include "server/openai/plain_chat_template.h"
 #include "server/server_metrics.h"
 
 ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
@@ -107,6 +110,7 @@ std::string BoundAddress(const std::string& listen, int port) {
 // address space. Null when --metrics_listen is empty.
 absl::StatusOr<std::unique_ptr<HttpServer>> StartHttp(const ServerMetrics& metrics,
                                                       std::shared_ptr<std::atomic<bool>> ready,
+                                                      std::shared_ptr<OpenAiBackend> openai,
                                                       const std::string& api_key) {
   HttpServerOptions options;
   options.listen = absl::GetFlag(FLAGS_metrics_listen);
@@ -125,8 +129,11 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartHttp(const ServerMetrics& metri
   absl::StatusOr<std::unique_ptr<HttpServer>> http = HttpServer::Bind(options);
   if (!http.ok()) return http.status();
   AddMetricsRoutes(metrics.registry(), std::move(ready), http->get());
+  AddOpenAiRoutes(std::move(openai), http->get());
   (*http)->Start();
-  LogInfo(options.tls_cert_file.empty() ? "HTTP" : "HTTPS", " /metrics, /healthz, /readyz on ",
+  LogInfo(options.tls_cert_file.empty() ? "HTTP" : "HTTPS",
+          " /metrics, /healthz, /readyz and the OpenAI API (/v1/models, /v1/completions, "
+          "/v1/chat/completions) on ",
           BoundAddress(options.listen, (*http)->port()), " (", options.threads, " threads",
           api_key.empty() ? "" : ", API key required", ")");
   return http;
@@ -275,7 +282,9 @@ int Serve() {
   }
   ServerMetrics metrics({TANDEM_VERSION, TorchVersion(), CudaAvailable() ? "yes" : "no"});
   auto ready = std::make_shared<std::atomic<bool>>(false);
-  absl::StatusOr<std::unique_ptr<HttpServer>> http = StartHttp(metrics, ready, secrets->api_key);
+  auto openai = std::make_shared<OpenAiBackend>();
+  absl::StatusOr<std::unique_ptr<HttpServer>> http =
+      StartHttp(metrics, ready, openai, secrets->api_key);
   if (!http.ok()) {
     LogError("cannot serve HTTP: ", http.status().ToString());
     return 1;
@@ -303,6 +312,13 @@ int Serve() {
           engine.pipelined() ? "double-buffered pipeline" : "synchronous steps",
           "; prompts up to ", service_options.limits.max_prompt_bytes, " bytes");
   GenerationService service(&engine, loaded->tokenizer.get(), &metrics, service_options);
+  static const PlainChatTemplate chat_template;  // GPT-2 has no template of its own
+  OpenAiContext openai_context;
+  openai_context.tokenizer = loaded->tokenizer.get();
+  openai_context.chat_template = &chat_template;
+  openai_context.model_name = model.name;
+  openai_context.max_prompt_bytes = service_options.limits.max_prompt_bytes;
+  openai->Attach(&engine, openai_context, [&metrics] { metrics.OnRejected(); });
   int port = 0;
   std::unique_ptr<grpc::Server> server = StartGrpc(&service, secrets->grpc_credentials, &port);
   if (server == nullptr) {
@@ -318,6 +334,7 @@ int Serve() {
           secrets->api_key.empty() ? "" : "; API key required");
   AwaitSignalsAndDrain(signals, &engine, health, ready.get());
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  openai->Detach();  // HTTP connections may outlive the engine
   LogInfo("stopped");
   return 0;
 }

@@ -34,7 +34,7 @@ function startServer(args = []) {
       if (match && !proc.address) {
         clearTimeout(timer);
         proc.address = `127.0.0.1:${match[2]}`;
-        const http = log.match(/HTTPS? \/metrics, \/healthz, \/readyz on \S+:(\d+)/);
+        const http = log.match(/HTTPS? \/metrics, \/healthz, \/readyz.*? on \S+:(\d+)/);
         if (http) proc.metricsAddress = `127.0.0.1:${http[1]}`;
         proc.exited = new Promise((done) => proc.on('exit', (code, signal) => done({ code, signal })));
         resolve(proc);

@@ -1,0 +1,128 @@
+#include "server/openai/openai_routes.h"
+
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/time/clock.h"
+#include "server/openai/choice_events.h"
+#include "server/openai/openai_response.h"
+
+namespace tandem {
+namespace {
+
+using nlohmann::json;
+
+constexpr absl::Duration kPoll = absl::Milliseconds(100);
+
+void Reply(httplib::Response& res, const ApiError& error) {
+  res.status = error.http_status;
+  res.set_content(error.Json(), "application/json");
+}
+
+// One request's generations: the choices submitted to the engine, their
+// events and the response being built. Shared by the handler and, when
+// streaming, the content provider and its releaser.
+struct Generation {
+  std::shared_ptr<OpenAiBackend> backend;
+  OpenAiRequest request;
+  std::shared_ptr<ChoiceEvents> events = std::make_shared<ChoiceEvents>();
+  std::vector<uint64_t> ids;
+  std::unique_ptr<OpenAiResponse> response;
+  bool done = false;
+
+  void CancelAll() {
+    for (uint64_t id : ids) backend->Cancel(id);
+  }
+};
+
+void Handle(const std::shared_ptr<OpenAiBackend>& backend, bool chat,
+            const httplib::Request& req, httplib::Response& res) {
+  const std::optional<OpenAiContext> context = backend->context();
+  if (!context) {
+    return Reply(res, ApiError::FromStatus(absl::UnavailableError("the model is loading")));
+  }
+  const json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) {
+    backend->Rejected();
+    return Reply(res, ApiError::BadField("", "the request body is not valid JSON"));
+  }
+  std::variant<OpenAiRequest, ApiError> parsed = ParseOpenAiRequest(body, chat, *context);
+  if (auto* error = std::get_if<ApiError>(&parsed)) {
+    backend->Rejected();
+    return Reply(res, *error);
+  }
+  auto g = std::make_shared<Generation>();
+  g->backend = backend;
+  g->request = std::move(std::get<OpenAiRequest>(parsed));
+  g->response = std::make_unique<OpenAiResponse>(g->request, context->tokenizer);
+  for (int i = 0; i < g->request.n; ++i) {
+    GenerationRequest choice = g->request.generation;
+    choice.sampling.seed += static_cast<uint64_t>(i);
+    choice.sink = std::make_shared<ChoiceSink>(g->events, i);
+    absl::StatusOr<uint64_t> id = backend->Submit(std::move(choice));
+    if (!id.ok()) {
+      g->CancelAll();
+      backend->Rejected();
+      ApiError error = ApiError::FromStatus(id.status());
+      if (error.http_status == 400) error.param = "prompt";
+      return Reply(res, error);
+    }
+    g->ids.push_back(*id);
+  }
+  if (!g->request.stream) {
+    while (!g->response->finished()) g->response->Accumulate(g->events->Take(kPoll));
+    if (g->response->error()) return Reply(res, *g->response->error());
+    res.set_content(DumpJson(g->response->Whole()), "application/json");
+    return;
+  }
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [g](size_t, httplib::DataSink& sink) {
+        if (g->done) return false;
+        std::string out = g->response->Stream(g->events->Take(kPoll));
+        if (g->response->finished()) {
+          out += g->response->StreamEnd();
+          g->done = true;
+        }
+        // A failed write means the client went away: the releaser cancels.
+        if (!out.empty() && !sink.write(out.data(), out.size())) return false;
+        if (g->done) sink.done();
+        return true;
+      },
+      [g](bool success) {
+        if (!success || !g->done) g->CancelAll();
+      });
+}
+
+}  // namespace
+
+void AddOpenAiRoutes(std::shared_ptr<OpenAiBackend> backend, HttpServer* http) {
+  const absl::Time created = absl::Now();
+  http->Get("/v1/models", [backend, created](const httplib::Request&, httplib::Response& res) {
+    const std::optional<OpenAiContext> context = backend->context();
+    if (!context) {
+      return Reply(res, ApiError::FromStatus(absl::UnavailableError("the model is loading")));
+    }
+    const json model = {{"id", context->model_name},
+                        {"object", "model"},
+                        {"created", absl::ToUnixSeconds(created)},
+                        {"owned_by", "tandem"},
+                        {"max_model_len", backend->max_context()}};
+    res.set_content(DumpJson({{"object", "list"}, {"data", json::array({model})}}),
+                    "application/json");
+  });
+  http->Post("/v1/completions", [backend](const httplib::Request& req, httplib::Response& res) {
+    Handle(backend, /*chat=*/false, req, res);
+  });
+  http->Post("/v1/chat/completions",
+             [backend](const httplib::Request& req, httplib::Response& res) {
+               Handle(backend, /*chat=*/true, req, res);
+             });
+}
+
+}  // namespace tandem

@@ -1,0 +1,203 @@
+// End-to-end: the OpenAI-compatible API of the real tandem-server (embedded
+// GPT-2 on the CPU), driven by the official `openai` npm SDK, plus a raw
+// server-sent-events check that does not go through the SDK.
+'use strict';
+const { test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const http = require('node:http');
+const { default: OpenAI } = require('openai');
+const { startServer, clients, generate, httpGet } = require('./tandem_client');
+
+let server;
+let client;
+let generation;
+let model;
+
+before(async () => {
+  server = await startServer(['--metrics_listen=127.0.0.1:0', '--max_slots=4', '--max_queue=2']);
+  client = new OpenAI({ baseURL: `http://${server.metricsAddress}/v1`, apiKey: 'any key is accepted' });
+  ({ generation } = clients(server.address));
+  model = (await client.models.list()).data[0].id;
+});
+
+after(async () => {
+  server.kill('SIGTERM');
+  await server.exited;
+});
+
+function sample(text, series) {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  assert.ok(line, `series ${series} is exported`);
+  return Number(line.slice(series.length + 1));
+}
+
+test('GET /v1/models lists the served model with its context length', async () => {
+  const { data } = await client.models.list();
+  assert.equal(data.length, 1);
+  assert.equal(data[0].object, 'model');
+  assert.equal(data[0].max_model_len, 1024);
+});
+
+test('completions, whole and streamed, agree and count usage', async () => {
+  const whole = await client.completions.create({ model, prompt: 'The capital of France is', max_tokens: 8, temperature: 0, ignore_eos: true });
+  assert.equal(whole.object, 'text_completion');
+  assert.equal(whole.choices[0].finish_reason, 'length');
+  assert.equal(whole.usage.completion_tokens, 8);
+  assert.ok(whole.usage.prompt_tokens > 0);
+  const stream = await client.completions.create({ model, prompt: 'The capital of France is', max_tokens: 8, temperature: 0, ignore_eos: true, stream: true, stream_options: { include_usage: true } });
+  let text = '';
+  let chunks = 0;
+  let usage = null;
+  let finish = null;
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    for (const c of chunk.choices) { text += c.text; chunks++; if (c.finish_reason) finish = c.finish_reason; }
+  }
+  assert.equal(text, whole.choices[0].text);
+  assert.ok(chunks >= 3, `streamed in ${chunks} chunks`);
+  assert.equal(finish, 'length');
+  assert.deepEqual(usage, whole.usage);
+});
+
+test('chat completions, whole and streamed, with the plain-text template', async () => {
+  const messages = [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Say hello.' }];
+  const whole = await client.chat.completions.create({ model, messages, max_tokens: 6, temperature: 0, ignore_eos: true });
+  assert.equal(whole.object, 'chat.completion');
+  assert.equal(whole.choices[0].message.role, 'assistant');
+  const stream = await client.chat.completions.create({ model, messages, max_completion_tokens: 6, temperature: 0, ignore_eos: true, stream: true });
+  let text = '';
+  let first = true;
+  for await (const chunk of stream) {
+    const c = chunk.choices[0];
+    if (first) { assert.equal(c.delta.role, 'assistant', 'the first delta carries the role'); first = false; }
+    text += c.delta.content || '';
+  }
+  assert.equal(text, whole.choices[0].message.content);
+  // The template's prompt: "System: ...\n\nUser: ...\n\nAssistant:" (GPT-2 tokens).
+  const { token_ids: ids } = await new Promise((resolve, reject) => generation.Tokenize(
+    { text: 'System: You are terse.\n\nUser: Say hello.\n\nAssistant:' }, (e, r) => (e ? reject(e) : resolve(r))));
+  assert.equal(whole.usage.prompt_tokens, ids.length);
+});
+
+test('n > 1 gives n choices; stop ends a choice without the stop text', async () => {
+  const many = await client.completions.create({ model, prompt: 'Once upon a time', max_tokens: 5, n: 3, temperature: 1, seed: 5 });
+  assert.equal(many.choices.length, 3);
+  assert.deepEqual(many.choices.map((c) => c.index).sort(), [0, 1, 2]);
+  assert.equal(many.usage.completion_tokens, many.choices.length * 5);
+  const probe = await client.completions.create({ model, prompt: 'Counting:', max_tokens: 12, temperature: 0, ignore_eos: true });
+  const text = probe.choices[0].text;
+  const stop = text.slice(4, 7);
+  const stopped = await client.completions.create({ model, prompt: 'Counting:', max_tokens: 12, temperature: 0, ignore_eos: true, stop: [stop] });
+  assert.equal(stopped.choices[0].finish_reason, 'stop');
+  assert.equal(stopped.choices[0].text, text.slice(0, text.indexOf(stop)));
+});
+
+test('a seed gives the same text twice, and the tokens the gRPC API gives', async () => {
+  const request = { model, prompt: 'In the beginning', max_tokens: 10, temperature: 0.9, top_p: 0.95, seed: 424242, ignore_eos: true, logprobs: 0 };
+  const a = await client.completions.create(request);
+  const b = await client.completions.create(request);
+  assert.equal(a.choices[0].text, b.choices[0].text);
+  assert.equal(a.choices[0].logprobs.token_logprobs.length, 10);
+  const grpc = await generate(generation, {
+    prompt: 'In the beginning',
+    sampling: { temperature: 0.9, top_p: 0.95, seed: '424242' },
+    stopping: { max_tokens: 10, ignore_eos: true },
+    return_logprobs: true,
+  });
+  assert.equal(grpc.error, null);
+  assert.equal(a.choices[0].text, grpc.text);
+  const grpcLogprobs = grpc.responses.flatMap((r) => r.logprobs);
+  a.choices[0].logprobs.token_logprobs.forEach((lp, i) => assert.ok(Math.abs(lp - grpcLogprobs[i]) < 1e-5));
+});
+
+test('errors are OpenAI error objects with the right status', async () => {
+  const expectError = async (promise, status, check) => {
+    await assert.rejects(promise, (e) => {
+      assert.equal(e.status, status, e.message);
+      if (check) check(e);
+      return true;
+    });
+  };
+  await expectError(client.completions.create({ model, prompt: 'x', temperature: 7 }), 400,
+    (e) => { assert.equal(e.error.param, 'temperature'); assert.equal(e.error.type, 'invalid_request_error'); });
+  await expectError(client.completions.create({ model, prompt: 'x', max_tokens: 5000 }), 400);
+  await expectError(client.chat.completions.create({ model, messages: [] }), 400, (e) => assert.equal(e.error.param, 'messages'));
+  await expectError(client.chat.completions.create({ model, messages: [{ role: 'robot', content: 'hi' }] }), 400);
+  await expectError(client.completions.create({ model: 'gpt-17', prompt: 'x' }), 404, (e) => assert.equal(e.error.code, 'model_not_found'));
+  // Malformed JSON and an unknown path, without the SDK.
+  const raw = await post('/v1/completions', '{"prompt": ');
+  assert.equal(raw.status, 400);
+  assert.equal(JSON.parse(raw.body).error.type, 'invalid_request_error');
+  assert.equal((await httpGet(`http://${server.metricsAddress}/v1/nothing`)).status, 404);
+  const big = await post('/v1/completions', JSON.stringify({ model, prompt: 'x'.repeat(2 << 20) }));
+  assert.equal(big.status, 413);
+  // Queue full: 4 slots, 2 waiting places, 8 long requests at once.
+  const results = await Promise.allSettled(Array.from({ length: 8 }, () =>
+    client.completions.create({ model, prompt: 'Keep going', max_tokens: 40, ignore_eos: true })));
+  const refused = results.filter((r) => r.status === 'rejected');
+  assert.ok(refused.length >= 1, 'some were refused');
+  for (const r of refused) assert.equal(r.reason.status, 429);
+});
+
+function post(path, body) {
+  return new Promise((resolve, reject) => {
+    const [host, port] = server.metricsAddress.split(':');
+    const req = http.request({ host, port, path, method: 'POST', headers: { 'Content-Type': 'application/json' } }, (res) => {
+      let data = '';
+      res.on('data', (c) => { data += c; });
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: data }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+test('raw SSE framing: data events, the usage chunk, then [DONE]', async () => {
+  const res = await post('/v1/chat/completions', JSON.stringify({
+    model, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 5, temperature: 0, ignore_eos: true,
+    stream: true, stream_options: { include_usage: true },
+  }));
+  assert.equal(res.status, 200);
+  assert.match(res.headers['content-type'], /^text\/event-stream/);
+  const events = res.body.split('\n\n');
+  assert.equal(events.pop(), '', 'the body ends with a blank line');
+  for (const e of events) assert.match(e, /^data: /);
+  assert.equal(events[events.length - 1], 'data: [DONE]');
+  const chunks = events.slice(0, -1).map((e) => JSON.parse(e.slice(6)));
+  const usage = chunks[chunks.length - 1];
+  assert.deepEqual(usage.choices, []);
+  assert.equal(usage.usage.completion_tokens, 5);
+  const finals = chunks.filter((c) => c.choices.length && c.choices[0].finish_reason);
+  assert.equal(finals.length, 1);
+  assert.equal(finals[0].choices[0].finish_reason, 'length');
+  assert.equal(chunks[0].choices[0].delta.role, 'assistant');
+  for (const c of chunks) assert.equal(c.object, 'chat.completion.chunk');
+});
+
+test('aborting a stream mid-way cancels its generation and frees the slot', async () => {
+  const before = (await httpGet(`http://${server.metricsAddress}/metrics`)).body;
+  const controller = new AbortController();
+  const stream = await client.chat.completions.create(
+    { model, messages: [{ role: 'user', content: 'Tell a long story' }], max_tokens: 500, ignore_eos: true, stream: true },
+    { signal: controller.signal });
+  let received = 0;
+  for await (const chunk of stream) {
+    if (chunk.choices[0]?.delta?.content) received++;
+    if (received === 3) {
+      controller.abort();  // closes the connection
+      break;
+    }
+  }
+  assert.equal(received, 3);
+  let text = '';
+  for (let i = 0; i < 50; i++) {
+    text = (await httpGet(`http://${server.metricsAddress}/metrics`)).body;
+    if (sample(text, 'tandem_requests_running') === 0 &&
+        sample(text, 'tandem_requests_total{finish_reason="cancelled"}') > sample(before, 'tandem_requests_total{finish_reason="cancelled"}')) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(sample(text, 'tandem_requests_total{finish_reason="cancelled"}'),
+    sample(before, 'tandem_requests_total{finish_reason="cancelled"}') + 1);
+  assert.equal(sample(text, 'tandem_requests_running'), 0);
+  assert.ok(sample(text, 'tandem_generation_tokens_total') - sample(before, 'tandem_generation_tokens_total') < 500);
+});
