@@ -54,6 +54,9 @@ ABSL_FLAG(int32_t, max_context, 0,
           "positions per KV slot, prompt plus completion (0: the model's n_positions)");
 ABSL_FLAG(int32_t, max_queue, 256,
           "requests waiting for a KV slot before new ones get RESOURCE_EXHAUSTED");
+ABSL_FLAG(std::vector<std::string>, cors_allow_origins, {},
+          "browser origins allowed to call the OpenAI API (/v1/...) from another origin, "
+          "comma-separated (e.g. https://chat.example.com), or * for any; empty: CORS off");
 ABSL_FLAG(int32_t, max_prefill_tokens, 8192,
           "prompt tokens prefilled in one engine step (one packed forward) while no "
           "stream is decoding; on CUDA, prefill shapes up to this are prepared at start-up");
@@ -125,6 +128,10 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartHttp(const ServerMetrics& metri
   options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
   options.api_key = api_key;
   options.open_paths = {"/healthz", "/readyz"};
+  options.api_prefix = "/v1/";
+  for (const std::string& origin : absl::GetFlag(FLAGS_cors_allow_origins)) {
+    if (!origin.empty()) options.cors_origins.insert(origin);
+  }
   if (!absl::GetFlag(FLAGS_metrics_need_key)) options.open_paths.insert("/metrics");
   absl::StatusOr<std::unique_ptr<HttpServer>> http = HttpServer::Bind(options);
   if (!http.ok()) return http.status();

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -71,6 +73,38 @@ absl::Status CheckPortFree(const std::string& host, int port) {
       absl::StrCat("cannot listen on HTTP address ", host, ":", port, ": ", std::strerror(error)));
 }
 
+bool IsApiPath(const HttpServerOptions& options, const std::string& path) {
+  return !options.api_prefix.empty() && absl::StartsWith(path, options.api_prefix);
+}
+
+// An error response: a JSON error object on the API's paths, text elsewhere.
+void SetError(const HttpServerOptions& options, const httplib::Request& request,
+              httplib::Response& response, int status, const std::string& message,
+              const char* type = nullptr, const char* code = nullptr) {
+  response.status = status;
+  if (!IsApiPath(options, request.path)) {
+    response.set_content(message + "\n", "text/plain");
+    return;
+  }
+  const char* kind = type != nullptr ? type
+                     : status >= 500 ? "server_error"
+                                     : "invalid_request_error";
+  response.set_content(
+      absl::StrCat("{\"error\": {\"message\": \"", absl::CEscape(message), "\", \"type\": \"",
+                   kind, "\", \"param\": null, \"code\": ",
+                   code != nullptr ? absl::StrCat("\"", code, "\"") : "null", "}}"),
+      "application/json");
+}
+
+// The origin a CORS response may name, or "" when the request's is not allowed.
+std::string AllowedOrigin(const HttpServerOptions& options, const httplib::Request& request) {
+  if (options.cors_origins.empty() || !IsApiPath(options, request.path)) return "";
+  const std::string origin = request.get_header_value("Origin");
+  if (origin.empty()) return "";
+  if (options.cors_origins.count("*") > 0) return "*";
+  return options.cors_origins.count(origin) > 0 ? origin : "";
+}
+
 time_t WholeSeconds(absl::Duration d) { return static_cast<time_t>(absl::ToInt64Seconds(d)); }
 time_t Micros(absl::Duration d) {
   return static_cast<time_t>(absl::ToInt64Microseconds(d) % 1000000);
@@ -103,31 +137,50 @@ HttpServer::HttpServer(const HttpServerOptions& options)
     size_t header_bytes = 0;
     for (const auto& [key, value] : request.headers) header_bytes += key.size() + value.size() + 4;
     if (header_bytes > options.max_header_bytes || request.headers.size() > options.max_headers) {
-      response.status = 431;
       response.set_header("Connection", "close");
-      response.set_content("request header fields too large\n", "text/plain");
+      SetError(options, request, response, 431, "request header fields too large");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    auto it = allowed->find(request.path);
+    const std::string origin = AllowedOrigin(options, request);
+    if (request.method == "OPTIONS" && !origin.empty() && it != allowed->end()) {
+      // A CORS preflight: no API key (browsers never send one here).
+      response.status = 204;
+      response.set_header("Access-Control-Allow-Origin", origin);
+      response.set_header("Vary", "Origin");
+      response.set_header("Access-Control-Allow-Methods", absl::StrJoin(it->second, ", "));
+      const std::string headers = request.get_header_value("Access-Control-Request-Headers");
+      response.set_header("Access-Control-Allow-Headers",
+                          headers.empty() ? "Authorization, Content-Type" : headers);
+      response.set_header("Access-Control-Max-Age", "600");
       return httplib::Server::HandlerResponse::Handled;
     }
     if (!options.api_key.empty() && options.open_paths.count(request.path) == 0 &&
         !ConstantTimeEquals(request.get_header_value("Authorization"), "Bearer " + options.api_key)) {
-      response.status = 401;
       response.set_header("WWW-Authenticate", "Bearer");
-      response.set_content("this server needs the header \"Authorization: Bearer <api key>\"\n",
-                           "text/plain");
+      if (!origin.empty()) response.set_header("Access-Control-Allow-Origin", origin);
+      SetError(options, request, response, 401,
+               "this server needs the header \"Authorization: Bearer <api key>\"",
+               "authentication_error", "invalid_api_key");
       return httplib::Server::HandlerResponse::Handled;
     }
-    auto it = allowed->find(request.path);
     if (it == allowed->end() || it->second.count(request.method) > 0) {
       return httplib::Server::HandlerResponse::Unhandled;
     }
-    response.status = 405;
     response.set_header("Allow", absl::StrJoin(it->second, ", "));
-    response.set_content("method not allowed\n", "text/plain");
+    SetError(options, request, response, 405, "method not allowed");
     return httplib::Server::HandlerResponse::Handled;
   });
-  server_->set_error_handler([](const httplib::Request&, httplib::Response& response) {
-    if (response.body.empty()) {
-      response.set_content(absl::StrCat(Reason(response.status), "\n"), "text/plain");
+  server_->set_error_handler([options = options_](const httplib::Request& request,
+                                                   httplib::Response& response) {
+    if (response.body.empty()) SetError(options, request, response, response.status, Reason(response.status));
+  });
+  server_->set_post_routing_handler([options = options_](const httplib::Request& request,
+                                                         httplib::Response& response) {
+    const std::string origin = AllowedOrigin(options, request);
+    if (!origin.empty() && !response.has_header("Access-Control-Allow-Origin")) {
+      response.set_header("Access-Control-Allow-Origin", origin);
+      response.set_header("Vary", "Origin");
     }
   });
 }

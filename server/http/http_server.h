@@ -48,6 +48,15 @@ struct HttpServerOptions {
   // "Authorization: Bearer <api_key>" (401 otherwise).
   std::string api_key;
   std::set<std::string> open_paths;
+  // Paths under this prefix are a JSON API: their errors (401, 404, 405,
+  // 413, 431, ...) are {"error": {"message", "type", "param", "code"}}
+  // objects (OpenAI's shape). Empty: none.
+  std::string api_prefix;
+  // Browser origins ("https://chat.example", or "*") allowed to call the API
+  // paths from another origin (CORS): their responses get
+  // Access-Control-Allow-Origin, and OPTIONS preflights are answered (without
+  // the API key, which browsers do not send there). Empty: CORS off.
+  std::set<std::string> cors_origins;
 };
 
 // Ownership: owns the httplib::Server, its pool and the listening thread.

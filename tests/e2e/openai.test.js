@@ -15,7 +15,7 @@ let model;
 
 before(async () => {
   server = await startServer(['--metrics_listen=127.0.0.1:0', '--max_slots=4', '--max_queue=2']);
-  client = new OpenAI({ baseURL: `http://${server.metricsAddress}/v1`, apiKey: 'any key is accepted' });
+  client = new OpenAI({ baseURL: `http://${server.metricsAddress}/v1`, apiKey: 'any key is accepted', maxRetries: 0 });
   ({ generation } = clients(server.address));
   model = (await client.models.list()).data[0].id;
 });
@@ -200,4 +200,53 @@ test('aborting a stream mid-way cancels its generation and frees the slot', asyn
     sample(before, 'tandem_requests_total{finish_reason="cancelled"}') + 1);
   assert.equal(sample(text, 'tandem_requests_running'), 0);
   assert.ok(sample(text, 'tandem_generation_tokens_total') - sample(before, 'tandem_generation_tokens_total') < 500);
+});
+
+// A second server: an API key, CORS for one origin, and a drain.
+test('401 without the API key, CORS for the listed origin, 503 while draining', async () => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const path = require('node:path');
+  const keyFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tandem-key-')), 'key');
+  fs.writeFileSync(keyFile, 'sesame\n');
+  const other = await startServer(['--metrics_listen=127.0.0.1:0', '--max_slots=1',
+    `--api_key_file=${keyFile}`, '--cors_allow_origins=http://chat.example', '--shutdown_grace=30s']);
+  try {
+    const base = `http://${other.metricsAddress}/v1`;
+    const wrong = new OpenAI({ baseURL: base, apiKey: 'wrong', maxRetries: 0 });
+    await assert.rejects(wrong.models.list(), (e) => {
+      assert.equal(e.status, 401);
+      assert.equal(e.error.type, 'authentication_error');
+      return true;
+    });
+    const right = new OpenAI({ baseURL: base, apiKey: 'sesame', maxRetries: 0 });
+    const name = (await right.models.list()).data[0].id;
+    // CORS: the preflight needs no key; the listed origin is echoed, others are not.
+    const preflight = await fetch(`${base}/chat/completions`, { method: 'OPTIONS', headers: {
+      Origin: 'http://chat.example', 'Access-Control-Request-Method': 'POST',
+      'Access-Control-Request-Headers': 'authorization, content-type' } });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), 'http://chat.example');
+    assert.match(preflight.headers.get('access-control-allow-methods'), /POST/);
+    const allowed = await fetch(`${base}/models`, { headers: { Origin: 'http://chat.example', Authorization: 'Bearer sesame' } });
+    assert.equal(allowed.headers.get('access-control-allow-origin'), 'http://chat.example');
+    const foreign = await fetch(`${base}/models`, { headers: { Origin: 'http://evil.example', Authorization: 'Bearer sesame' } });
+    assert.equal(foreign.status, 200);
+    assert.equal(foreign.headers.get('access-control-allow-origin'), null);
+    // Draining: a running stream holds the only slot; after SIGTERM new requests get 503.
+    const stream = await right.chat.completions.create(
+      { model: name, messages: [{ role: 'user', content: 'Go on' }], max_tokens: 200, ignore_eos: true, stream: true });
+    const iterator = stream[Symbol.asyncIterator]();
+    await iterator.next();
+    other.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    await assert.rejects(right.completions.create({ model: name, prompt: 'late', max_tokens: 2 }),
+      (e) => { assert.equal(e.status, 503); return true; });
+    let rest = 0;
+    for (let r = await iterator.next(); !r.done; r = await iterator.next()) rest++;
+    assert.ok(rest > 0, 'the running stream finished during the drain');
+  } finally {
+    other.kill('SIGKILL');
+    await other.exited;
+  }
 });
