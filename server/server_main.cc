@@ -37,7 +37,8 @@
 ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
           "host:port for gRPC (port 0 picks a free port; the log says which)");
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9400",
-          "host:port of the HTTP port (/metrics, /healthz, /readyz); empty disables it");
+          "host:port of the HTTP port: the OpenAI-compatible API (/v1/...), the chat page (/), "
+          "/metrics, /healthz and /readyz; empty disables it");
 ABSL_FLAG(int32_t, http_threads, 64,
           "HTTP connections served at once (each holds a thread while open; more wait)");
 ABSL_FLAG(absl::Duration, http_timeout, absl::Seconds(5),
@@ -127,7 +128,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartHttp(const ServerMetrics& metri
   options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
   options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
   options.api_key = api_key;
-  options.open_paths = {"/healthz", "/readyz"};
+  options.open_paths = {"/healthz", "/readyz", "/"};  // "/": the chat page (its calls need the key)
   options.api_prefix = "/v1/";
   for (const std::string& origin : absl::GetFlag(FLAGS_cors_allow_origins)) {
     if (!origin.empty()) options.cors_origins.insert(origin);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/time/clock.h"
+#include "server/openai/chat_page.h"
 #include "server/openai/choice_events.h"
 #include "server/openai/openai_response.h"
 
@@ -115,6 +116,10 @@ void AddOpenAiRoutes(std::shared_ptr<OpenAiBackend> backend, HttpServer* http) {
                         {"max_model_len", backend->max_context()}};
     res.set_content(DumpJson({{"object", "list"}, {"data", json::array({model})}}),
                     "application/json");
+  });
+  http->Get("/", [](const httplib::Request&, httplib::Response& res) {
+    const absl::string_view page = ChatPageHtml();
+    res.set_content(page.data(), page.size(), "text/html; charset=utf-8");
   });
   http->Post("/v1/completions", [backend](const httplib::Request& req, httplib::Response& res) {
     Handle(backend, /*chat=*/false, req, res);

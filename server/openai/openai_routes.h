@@ -1,5 +1,5 @@
 // The OpenAI-compatible API on the HTTP front door: GET /v1/models,
-// POST /v1/completions, POST /v1/chat/completions.
+// POST /v1/completions, POST /v1/chat/completions, and the chat page at /.
 #ifndef TANDEM_SERVER_OPENAI_OPENAI_ROUTES_H_
 #define TANDEM_SERVER_OPENAI_OPENAI_ROUTES_H_
 
