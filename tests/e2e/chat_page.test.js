@@ -10,7 +10,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const puppeteer = require('puppeteer-core');
-const { startServer, httpGet } = require('./tandem_client');
+const { startServer, httpGet, metricSample: sample } = require('./tandem_client');
 
 const CHROMIUM = ['/usr/lib/chromium/chromium', '/usr/bin/chromium'].find((p) => fs.existsSync(p));
 
@@ -35,10 +35,6 @@ after(async () => {
   await server.exited;
 });
 
-function sample(text, series) {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return Number(line.slice(series.length + 1));
-}
 
 async function setField(id, value) {
   await page.$eval(`#${id}`, (el, v) => { el.value = v; }, String(value));

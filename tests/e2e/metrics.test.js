@@ -7,7 +7,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawn, spawnSync } = require('node:child_process');
-const { grpc, startServer, clients, unary, generate, httpGet, freePort } = require('./tandem_client');
+const { grpc, startServer, clients, unary, generate, httpGet, metricSample: sample, freePort } = require('./tandem_client');
 
 let server;
 let generation;
@@ -23,12 +23,6 @@ after(async () => {
   await server.exited;
 });
 
-// Value of one sample line, e.g. sample(text, 'tandem_requests_total{finish_reason="stop"}').
-function sample(text, series) {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  assert.ok(line, `series ${series} is exported`);
-  return Number(line.slice(series.length + 1));
-}
 
 test('health endpoints', async () => {
   assert.equal((await httpGet(`http://${server.metricsAddress}/healthz`)).status, 200);

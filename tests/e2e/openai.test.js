@@ -6,7 +6,7 @@ const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const http = require('node:http');
 const { default: OpenAI } = require('openai');
-const { startServer, clients, generate, httpGet } = require('./tandem_client');
+const { startServer, clients, generate, httpGet, metricSample: sample } = require('./tandem_client');
 
 let server;
 let client;
@@ -25,11 +25,6 @@ after(async () => {
   await server.exited;
 });
 
-function sample(text, series) {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  assert.ok(line, `series ${series} is exported`);
-  return Number(line.slice(series.length + 1));
-}
 
 test('GET /v1/models lists the served model with its context length', async () => {
   const { data } = await client.models.list();

@@ -98,4 +98,15 @@ function freePort() {
   });
 }
 
-module.exports = { grpc, proto, startServer, clients, unary, generate, httpGet, freePort, BIN_DIR };
+// Value of one sample line of a /metrics text, e.g.
+// metricSample(text, 'tandem_requests_total{finish_reason="stop"}'); throws
+// when the series is not exported.
+function metricSample(text, series) {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  if (!line) throw new Error(`series ${series} is not exported`);
+  return Number(line.slice(series.length + 1));
+}
+
+module.exports = {
+  grpc, proto, startServer, clients, unary, generate, httpGet, freePort, metricSample, BIN_DIR,
+};
