@@ -26,6 +26,9 @@
 #   prevprefill  the decode-bench TTFT rows of `prefill` on the previous build (.prev/)
 #   stall      scripts/bench/long_prompt_stall.sh on GPT-2 small: a 1000-token prompt
 #              arriving while 7 streams decode (their longest gap vs their median)
+#   openai     tandem-loadgen through gRPC, /v1/chat/completions and /v1/completions:
+#              64 x (128 prompt, 256 output) at once and 1 at a time, then tandem-bench
+#              at N = 64 with the same lengths (the in-process reference)
 #   prevbench  the bench step on the previous build: the tree in .prev/ (made here with
 #              `git archive REV | tar -x -C .prev`, carried), built in build-prev
 set -uo pipefail
@@ -37,6 +40,16 @@ cmake --build build-gpu -j16 > "$OUT/build.log" 2>&1 || { grep -A8 -m5 'error' "
 echo "== build ok"
 bin=build-gpu/bin
 table() { grep -v "^[IWE]20" "$1" | grep -E "^(model|gpt2)"; }
+# Starts tandem-server (GPU defaults; gRPC 50161, HTTP 9661) logging to $1,
+# its pid in $server, and waits until it answers.
+start_server() {
+  $bin/tandem-server --listen=127.0.0.1:50161 --metrics_listen=127.0.0.1:9661 > "$1" 2>&1 &
+  server=$!
+  for _ in $(seq 1 240); do
+    $bin/tandem-cli info --server=127.0.0.1:50161 --timeout=1s >/dev/null 2>&1 && break
+    sleep 0.5
+  done
+}
 # Builds the previous tree (.prev/) once per machine.
 build_prev() {
   [ -x build-prev/bin/tandem-bench ] && return 0
@@ -88,13 +101,7 @@ for step in "$@"; do
       python3 scripts/bench/kernel_times.py "$OUT/ncu.csv" --last 70 --order "$OUT/ncu-order.txt" \
           | cut -c1-150 | head -30 ;;
     loadgen)
-      $bin/tandem-server --listen=127.0.0.1:50161 --metrics_listen=127.0.0.1:9661 \
-          > "$OUT/loadgen-server.log" 2>&1 &
-      server=$!
-      for _ in $(seq 1 240); do
-        $bin/tandem-cli info --server=127.0.0.1:50161 --timeout=1s >/dev/null 2>&1 && break
-        sleep 0.5
-      done
+      start_server "$OUT/loadgen-server.log"
       lg="$bin/tandem-loadgen --server=127.0.0.1:50161 --progress_seconds=0"
       {
         echo "## 64 at once: 128 prompt, 256 output"
@@ -132,6 +139,21 @@ for step in "$@"; do
           --modes=double_buffered_graphs --out="$OUT/prefill-prev.jsonl" \
           > "$OUT/prefill-ttft-prev.txt" 2>&1
       table "$OUT/prefill-ttft-prev.txt" ;;
+    openai)
+      start_server "$OUT/openai-server.log"
+      lg="$bin/tandem-loadgen --server=127.0.0.1:50161 --http=127.0.0.1:9661 --progress_seconds=0"
+      {
+        for api in grpc chat completions; do
+          echo "## $api: 64 at once, 128 prompt, 256 output"
+          $lg --api=$api --num_requests=64 --concurrency=64 --prompt_tokens=128 --output_tokens=256
+          echo "## $api: 1 at a time, 128 prompt, 256 output"
+          $lg --api=$api --num_requests=16 --concurrency=1 --prompt_tokens=128 --output_tokens=256
+        done
+      } > "$OUT/openai.txt" 2>&1
+      kill $server; wait $server
+      $bin/tandem-bench --batch=64 --prompt_tokens=128 --new_tokens=256 \
+          --modes=double_buffered_graphs >> "$OUT/openai.txt" 2>&1
+      grep -E "^##|^requests|^TTFT|^ITL|^gpt2" "$OUT/openai.txt" ;;
     prevbench)
       build_prev || continue
       build-prev/bin/tandem-bench --batch=1,64 --modes=sync_graphs,double_buffered_graphs \

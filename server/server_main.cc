@@ -31,7 +31,6 @@
 #include "server/http/metrics_routes.h"
 #include "server/openai/openai_backend.h"
 #include "server/openai/openai_routes.h"
-#include "server/openai/plain_chat_template.h"
 #include "server/server_metrics.h"
 
 ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
@@ -39,7 +38,7 @@ ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9400",
           "host:port of the HTTP port: the OpenAI-compatible API (/v1/...), the chat page (/), "
           "/metrics, /healthz and /readyz; empty disables it");
-ABSL_FLAG(int32_t, http_threads, 64,
+ABSL_FLAG(int32_t, http_threads, 128,
           "HTTP connections served at once (each holds a thread while open; more wait)");
 ABSL_FLAG(absl::Duration, http_timeout, absl::Seconds(5),
           "HTTP read and write timeout per operation (idle keep-alive connections close "
@@ -320,10 +319,9 @@ int Serve() {
           engine.pipelined() ? "double-buffered pipeline" : "synchronous steps",
           "; prompts up to ", service_options.limits.max_prompt_bytes, " bytes");
   GenerationService service(&engine, loaded->tokenizer.get(), &metrics, service_options);
-  static const PlainChatTemplate chat_template;  // GPT-2 has no template of its own
   OpenAiContext openai_context;
   openai_context.tokenizer = loaded->tokenizer.get();
-  openai_context.chat_template = &chat_template;
+  openai_context.chat_template = loaded->chat_template.get();
   openai_context.model_name = model.name;
   openai_context.max_prompt_bytes = service_options.limits.max_prompt_bytes;
   openai->Attach(&engine, openai_context, [&metrics] { metrics.OnRejected(); });

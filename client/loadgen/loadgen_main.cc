@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -22,10 +23,17 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "client/loadgen/openai_sender.h"
 #include "client/loadgen/request_record.h"
 #include "tandem/v1/generation.grpc.pb.h"
 
 ABSL_FLAG(std::string, server, "localhost:50051", "tandem-server address");
+ABSL_FLAG(std::string, api, "grpc",
+          "grpc: tandem.v1 Generate at --server; completions or chat: the OpenAI-compatible "
+          "HTTP API at --http (/v1/completions or /v1/chat/completions, streamed)");
+ABSL_FLAG(std::string, http, "localhost:9400", "the server's HTTP host:port (--api=completions|chat)");
+ABSL_FLAG(int32_t, vocab_size, 50257,
+          "--api=completions|chat: prompt token ids are drawn below this (gRPC asks the server)");
 ABSL_FLAG(int32_t, num_requests, 100, "requests measured");
 ABSL_FLAG(int32_t, warmup, 4, "requests sent (one at a time) before the measured ones");
 ABSL_FLAG(int32_t, concurrency, 8, "requests in flight at once (when --request_rate is 0)");
@@ -109,7 +117,10 @@ RequestRecord Send(v1::Generation::Stub& stub, const v1::GenerateRequest& reques
 
 // Runs the plan: at a fixed concurrency, or at the planned arrival times with
 // at most --max_concurrency in flight. Thread per in-flight request.
-std::vector<RequestRecord> Run(v1::Generation::Stub& stub, const std::vector<Planned>& plan) {
+// Sends one planned request and times it.
+using Sender = std::function<RequestRecord(const v1::GenerateRequest&, absl::Time run_start)>;
+
+std::vector<RequestRecord> Run(const Sender& send, const std::vector<Planned>& plan) {
   std::vector<RequestRecord> records(plan.size());
   const bool rate_mode = absl::GetFlag(FLAGS_request_rate) > 0;
   const int limit = rate_mode ? absl::GetFlag(FLAGS_max_concurrency) : absl::GetFlag(FLAGS_concurrency);
@@ -137,7 +148,7 @@ std::vector<RequestRecord> Run(v1::Generation::Stub& stub, const std::vector<Pla
       ++in_flight;
     }
     threads.emplace_back([&, i] {
-      records[i] = Send(stub, plan[i].request, run_start);
+      records[i] = send(plan[i].request, run_start);
       ++done;
       absl::MutexLock lock(&mu);
       --in_flight;
@@ -172,21 +183,47 @@ int Main() {
     std::fprintf(stderr, "error: --slo: %s\n", error.c_str());
     return 2;
   }
-  auto stub = v1::Generation::NewStub(
-      grpc::CreateChannel(absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials()));
-  v1::ModelInfo info;
-  grpc::ClientContext info_context;
-  info_context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
-  if (grpc::Status s = stub->GetModelInfo(&info_context, v1::GetModelInfoRequest(), &info); !s.ok()) {
-    std::fprintf(stderr, "error: %s: %s\n", absl::GetFlag(FLAGS_server).c_str(), s.error_message().c_str());
-    return 1;
+  const std::string api = absl::GetFlag(FLAGS_api);
+  Sender send;
+  int vocab = absl::GetFlag(FLAGS_vocab_size);
+  std::shared_ptr<v1::Generation::Stub> stub;
+  if (api == "grpc") {
+    stub = v1::Generation::NewStub(
+        grpc::CreateChannel(absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials()));
+    v1::ModelInfo info;
+    grpc::ClientContext info_context;
+    info_context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+    if (grpc::Status s = stub->GetModelInfo(&info_context, v1::GetModelInfoRequest(), &info);
+        !s.ok()) {
+      std::fprintf(stderr, "error: %s: %s\n", absl::GetFlag(FLAGS_server).c_str(),
+                   s.error_message().c_str());
+      return 1;
+    }
+    vocab = info.vocab_size();
+    send = [stub](const v1::GenerateRequest& request, absl::Time run_start) {
+      return Send(*stub, request, run_start);
+    };
+  } else if (api == "completions" || api == "chat") {
+    absl::StatusOr<OpenAiSender> sender = OpenAiSender::Connect(absl::GetFlag(FLAGS_http), api == "chat");
+    if (!sender.ok()) {
+      std::fprintf(stderr, "error: %s\n", std::string(sender.status().message()).c_str());
+      return 1;
+    }
+    send = [sender = *sender](const v1::GenerateRequest& request, absl::Time run_start) {
+      const std::vector<int32_t> prompt(request.prompt_token_ids().begin(),
+                                        request.prompt_token_ids().end());
+      return sender.Send(prompt, request.stopping().max_tokens(), run_start);
+    };
+  } else {
+    std::fprintf(stderr, "error: --api is grpc, completions or chat, not %s\n", api.c_str());
+    return 2;
   }
   std::mt19937_64 rng(absl::GetFlag(FLAGS_seed));
-  for (const Planned& p : Plan(absl::GetFlag(FLAGS_warmup), info.vocab_size(), prompt, output, rng)) {
-    Send(*stub, p.request, absl::Now());
+  for (const Planned& p : Plan(absl::GetFlag(FLAGS_warmup), vocab, prompt, output, rng)) {
+    send(p.request, absl::Now());
   }
   const std::vector<RequestRecord> records =
-      Run(*stub, Plan(absl::GetFlag(FLAGS_num_requests), info.vocab_size(), prompt, output, rng));
+      Run(send, Plan(absl::GetFlag(FLAGS_num_requests), vocab, prompt, output, rng));
   const RunSummary s = Summarize(records, slo);
   std::printf("requests %d ok, %d failed in %.2f s: %.2f req/s, %.0f output tokens/s, goodput %.2f req/s\n",
               s.completed, s.failed, s.duration_seconds, s.requests_per_second,

@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "core/model/causal_lm.h"
 #include "core/model/random_checkpoint.h"
+#include "core/text/chat_template.h"
 #include "core/text/tokenizer.h"
 
 namespace tandem {
@@ -35,6 +36,7 @@ struct FamilyModel {
   std::string name;          // e.g. the checkpoint directory's name
   std::string architecture;  // the family's model_type
   std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<ChatTemplate> chat_template;  // how conversations become prompts
   std::unique_ptr<CausalLm> model;  // owns the weights, on the placement's device
   int32_t vocab_size = 0;     // rows of the LM head
   int32_t max_positions = 0;  // the longest context the model allows

@@ -129,7 +129,8 @@ absl::StatusOr<LoadedModel> LoadModel(const ModelOptions& options) {
           " MiB, KV slots ", slots, " x ", max_context, " positions = ",
           absl::StrFormat("%.1f", d.kv_cache_bytes / 1048576.0), " MiB, runner ", d.runner,
           ", in ", absl::FormatDuration(absl::Trunc(absl::Now() - start, absl::Milliseconds(1))));
-  return LoadedModel{std::move(runner), std::move(loaded.tokenizer)};
+  return LoadedModel{std::move(runner), std::move(loaded.tokenizer),
+                     std::move(loaded.chat_template)};
 }
 
 }  // namespace tandem

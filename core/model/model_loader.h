@@ -10,15 +10,18 @@
 #include "absl/status/statusor.h"
 #include "core/engine/model_runner.h"
 #include "core/model/model_options.h"
+#include "core/text/chat_template.h"
 #include "core/text/tokenizer.h"
 
 namespace tandem {
 
 // "A model" as the engine and the server see it: its description (config,
-// EOS ids: runner->description()), its tokenizer and its runner.
+// EOS ids: runner->description()), its tokenizer, its chat template and its
+// runner.
 struct LoadedModel {
   std::unique_ptr<ModelRunner> runner;
   std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<ChatTemplate> chat_template;
 };
 
 // Picks the family from config.json (the default family for the embedded

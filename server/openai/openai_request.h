@@ -11,7 +11,7 @@
 #include "core/engine/generation_request.h"
 #include "core/text/tokenizer.h"
 #include "server/openai/api_error.h"
-#include "server/openai/chat_template.h"
+#include "core/text/chat_template.h"
 
 namespace tandem {
 

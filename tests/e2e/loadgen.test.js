@@ -59,6 +59,25 @@ test('tandem-loadgen reports every request and agrees with /metrics', { timeout:
     assert.equal(poisson.code, 0, poisson.stdout);
     const starts = poisson.lines.filter((l) => !l.summary).map((l) => l.start_s);
     assert.ok(Math.max(...starts) > 0.2, `arrivals spread over time (${Math.max(...starts)} s)`);
+    // The OpenAI-compatible HTTP API, both endpoints, streamed.
+    for (const api of ['completions', 'chat']) {
+      const start = (await httpGet(`http://${server.metricsAddress}/metrics`)).body;
+      const openai = await run([`--api=${api}`, `--http=${server.metricsAddress}`, '--num_requests=8',
+        '--concurrency=4', '--prompt_tokens=12', '--output_tokens=6']);
+      assert.equal(openai.code, 0, openai.stdout);
+      assert.match(openai.stdout, /requests 8 ok, 0 failed/);
+      const rows = openai.lines.filter((l) => !l.summary);
+      for (const r of rows) {
+        assert.equal(r.output_tokens, 6, api);
+        assert.ok(r.prompt_tokens > 0 && r.ttft_s > 0 && r.ttft_s <= r.e2e_s, api);
+      }
+      const end = (await httpGet(`http://${server.metricsAddress}/metrics`)).body;
+      assert.equal(sample(end, 'tandem_generation_tokens_total') - sample(start, 'tandem_generation_tokens_total'),
+        (8 + 2) * 6, `${api}: the server generated what the load generator counted (warm-up included)`);
+      if (api === 'completions') {
+        assert.equal(sample(end, 'tandem_prompt_tokens_total') - sample(start, 'tandem_prompt_tokens_total'), (8 + 2) * 12);
+      }
+    }
   } finally {
     server.kill('SIGTERM');
     await server.exited;

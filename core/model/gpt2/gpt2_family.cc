@@ -16,6 +16,7 @@
 #include "core/model/gpt2/gpt2_weights.h"
 #include "core/text/embedded_vocab.h"
 #include "core/text/gpt2_tokenizer.h"
+#include "core/text/plain_chat_template.h"
 #if TANDEM_WITH_CUDA
 #include "core/model/cuda/gpt2_fused_decoder.h"
 #endif
@@ -68,6 +69,7 @@ FamilyModel Describe(std::string name, const Gpt2Config& config, Gpt2Weights wei
   out.name = std::move(name);
   out.architecture = "gpt2";
   out.tokenizer = std::move(tokenizer);
+  out.chat_template = std::make_unique<PlainChatTemplate>();  // GPT-2 has none of its own
   out.vocab_size = config.vocab_size;
   out.max_positions = config.n_positions;
   out.hidden_size = config.n_embd;

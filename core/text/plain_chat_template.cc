@@ -1,4 +1,4 @@
-#include "server/openai/plain_chat_template.h"
+#include "core/text/plain_chat_template.h"
 
 #include "absl/strings/str_cat.h"
 

@@ -1,8 +1,8 @@
-// The chat template for models without one (GPT-2): plain text turns.
-#ifndef TANDEM_SERVER_OPENAI_PLAIN_CHAT_TEMPLATE_H_
-#define TANDEM_SERVER_OPENAI_PLAIN_CHAT_TEMPLATE_H_
+// The chat template for models that have none of their own: plain text turns.
+#ifndef TANDEM_CORE_TEXT_PLAIN_CHAT_TEMPLATE_H_
+#define TANDEM_CORE_TEXT_PLAIN_CHAT_TEMPLATE_H_
 
-#include "server/openai/chat_template.h"
+#include "core/text/chat_template.h"
 
 namespace tandem {
 
@@ -18,4 +18,4 @@ class PlainChatTemplate : public ChatTemplate {
 
 }  // namespace tandem
 
-#endif  // TANDEM_SERVER_OPENAI_PLAIN_CHAT_TEMPLATE_H_
+#endif  // TANDEM_CORE_TEXT_PLAIN_CHAT_TEMPLATE_H_

@@ -1,6 +1,6 @@
 // How a conversation becomes a prompt: the model's chat template.
-#ifndef TANDEM_SERVER_OPENAI_CHAT_TEMPLATE_H_
-#define TANDEM_SERVER_OPENAI_CHAT_TEMPLATE_H_
+#ifndef TANDEM_CORE_TEXT_CHAT_TEMPLATE_H_
+#define TANDEM_CORE_TEXT_CHAT_TEMPLATE_H_
 
 #include <string>
 #include <vector>
@@ -15,7 +15,8 @@ struct ChatMessage {
 };
 
 // Implementations are immutable: Render may be called from many threads.
-// The seam for the checkpoints' own (Jinja) templates.
+// A model family supplies its checkpoints' template (FamilyModel); the
+// OpenAI chat endpoint renders with it.
 class ChatTemplate {
  public:
   virtual ~ChatTemplate() = default;
@@ -27,4 +28,4 @@ class ChatTemplate {
 
 }  // namespace tandem
 
-#endif  // TANDEM_SERVER_OPENAI_CHAT_TEMPLATE_H_
+#endif  // TANDEM_CORE_TEXT_CHAT_TEMPLATE_H_

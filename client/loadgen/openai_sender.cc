@@ -1,0 +1,106 @@
+#include "client/loadgen/openai_sender.h"
+
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace tandem {
+
+using nlohmann::json;
+
+absl::StatusOr<OpenAiSender> OpenAiSender::Connect(const std::string& address, bool chat) {
+  OpenAiSender sender;
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &sender.port_)) {
+    return absl::InvalidArgumentError(absl::StrCat("--http \"", address, "\": expected host:port"));
+  }
+  sender.host_ = address.substr(0, colon);
+  sender.chat_ = chat;
+  httplib::Client client(sender.host_, sender.port_);
+  client.set_connection_timeout(30);
+  httplib::Result models = client.Get("/v1/models");
+  if (!models || models->status != 200) {
+    return absl::UnavailableError(absl::StrCat("GET http://", address, "/v1/models failed"));
+  }
+  const json list = json::parse(models->body, nullptr, false);
+  if (list.is_discarded() || !list.contains("data") || list["data"].empty()) {
+    return absl::UnavailableError("GET /v1/models: no model listed");
+  }
+  sender.model_ = list["data"][0].value("id", "");
+  return sender;
+}
+
+RequestRecord OpenAiSender::Send(const std::vector<int32_t>& prompt, int max_tokens,
+                                 absl::Time run_start) const {
+  RequestRecord r;
+  json body = {{"model", model_},       {"max_tokens", max_tokens}, {"temperature", 0},
+               {"ignore_eos", true},    {"stream", true},
+               {"stream_options", {{"include_usage", true}}}};
+  if (chat_) {
+    std::string text;
+    for (int32_t id : prompt) absl::StrAppend(&text, text.empty() ? "" : " ", "w", id % 1000);
+    body["messages"] = json::array({{{"role", "user"}, {"content", text}}});
+  } else {
+    body["prompt"] = prompt;
+  }
+  httplib::Client client(host_, port_);
+  client.set_read_timeout(600);
+  httplib::Request request;
+  request.method = "POST";
+  request.path = chat_ ? "/v1/chat/completions" : "/v1/completions";
+  request.body = body.dump();
+  request.set_header("Content-Type", "application/json");
+  const absl::Time start = absl::Now();
+  r.start = absl::ToDoubleSeconds(start - run_start);
+  r.start_unix = absl::ToDoubleSeconds(start - absl::UnixEpoch());
+  std::string buffer;
+  int counted = -1;  // the usage chunk's completion_tokens
+  bool done = false;
+  request.content_receiver = [&](const char* data, size_t size, uint64_t, uint64_t) {
+    const double t = absl::ToDoubleSeconds(absl::Now() - start);
+    buffer.append(data, size);
+    for (size_t cut; (cut = buffer.find("\n\n")) != std::string::npos;) {
+      const std::string event = buffer.substr(0, cut);
+      buffer.erase(0, cut + 2);
+      if (event.rfind("data: ", 0) != 0) continue;
+      if (event == "data: [DONE]") {
+        done = true;
+        continue;
+      }
+      const json chunk = json::parse(event.substr(6), nullptr, false);
+      if (chunk.is_discarded()) continue;
+      if (chunk.contains("error")) {
+        r.error = chunk["error"].value("message", "an error event");
+        continue;
+      }
+      if (chunk.contains("usage") && chunk["usage"].is_object()) {
+        counted = chunk["usage"].value("completion_tokens", -1);
+        r.prompt_tokens = chunk["usage"].value("prompt_tokens", 0);
+      }
+      if (!chunk.contains("choices") || chunk["choices"].empty()) continue;
+      const json& choice = chunk["choices"][0];
+      const json text = chat_ ? choice["delta"].value("content", json()) : choice.value("text", json());
+      if (text.is_string() && !text.get<std::string>().empty()) r.token_times.push_back(t);
+    }
+    return true;
+  };
+  httplib::Response response;
+  httplib::Error error = httplib::Error::Success;
+  const bool sent = client.send(request, response, error);
+  r.end = absl::ToDoubleSeconds(absl::Now() - start);
+  while (counted > static_cast<int>(r.token_times.size()) && !r.token_times.empty()) {
+    r.token_times.push_back(r.token_times.back());
+  }
+  r.ok = sent && response.status == 200 && done && r.error.empty();
+  if (!r.ok && r.error.empty()) {
+    r.error = sent ? absl::StrCat("HTTP ", response.status, " ", buffer)
+                   : absl::StrCat("HTTP request failed: ", httplib::to_string(error));
+  }
+  return r;
+}
+
+}  // namespace tandem
