@@ -14,6 +14,7 @@ for _ in $(seq 1 120); do
 done
 echo "--- tandem-cli generate \"The meaning of life is\" (random weights: expect gibberish)"
 "$build/bin/tandem-cli" generate "The meaning of life is" --server="$listen" --max_tokens=32
-echo "--- tandem-server is serving on $listen; try: $build/bin/tandem-cli generate \"Hello\" --server=$listen"
+echo "--- tandem-server is serving gRPC on $listen; try: $build/bin/tandem-cli generate \"Hello\" --server=$listen"
+echo "--- the chat page: http://localhost:9400/ ; the OpenAI API: http://localhost:9400/v1 (e.g. curl localhost:9400/v1/models)"
 echo "--- Ctrl-C stops it"
 wait $server

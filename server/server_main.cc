@@ -139,8 +139,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartHttp(const ServerMetrics& metri
   AddOpenAiRoutes(std::move(openai), http->get());
   (*http)->Start();
   LogInfo(options.tls_cert_file.empty() ? "HTTP" : "HTTPS",
-          " /metrics, /healthz, /readyz and the OpenAI API (/v1/models, /v1/completions, "
-          "/v1/chat/completions) on ",
+          " /metrics, /healthz, /readyz, the OpenAI API (/v1/models, /v1/completions, "
+          "/v1/chat/completions) and the chat page (/) on ",
           BoundAddress(options.listen, (*http)->port()), " (", options.threads, " threads",
           api_key.empty() ? "" : ", API key required", ")");
   return http;

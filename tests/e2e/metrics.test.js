@@ -184,9 +184,19 @@ test('promtool accepts the exposition, the rules and the scrape config', async (
   const dashboard = JSON.parse(fs.readFileSync(path.join(__dirname, '../../deploy/grafana/tandem-dashboard.json')));
   const exprs = dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr)).join('\n');
   for (const family of ['tandem_time_to_first_token_seconds', 'tandem_inter_token_latency_seconds',
-    'tandem_gpu_idle_seconds_total', 'tandem_requests_waiting', 'tandem_kv_slots_used']) {
+    'tandem_gpu_idle_seconds_total', 'tandem_requests_waiting', 'tandem_kv_slots_used',
+    'tandem_prefill_budget_tokens', 'tandem_mixed_steps_total', 'tandem_prefill_partial_chunks_total']) {
     assert.ok(exprs.includes(family), `dashboard plots ${family}`);
   }
+  // Every panel's PromQL parses: promtool checks them as recording rules.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tandem-dash-'));
+  const rulesFile = path.join(dir, 'dashboard-rules.yml');
+  const exprList = dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr.replace(/\$__rate_interval/g, '1m')));
+  fs.writeFileSync(rulesFile, `groups:\n  - name: dashboard\n    rules:\n${exprList.map((e, i) =>
+    `      - record: dashboard:expr${i}\n        expr: ${JSON.stringify(e)}\n`).join('')}`);
+  const panels = spawnSync('promtool', ['check', 'rules', rulesFile], { encoding: 'utf8' });
+  assert.equal(panels.status, 0, panels.stdout + panels.stderr);
+  assert.match(panels.stdout, new RegExp(`${exprList.length} rules found`));
 });
 
 test('a real Prometheus scrapes Tandem and answers queries on its series', async () => {
