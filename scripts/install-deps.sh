@@ -37,7 +37,7 @@ if [ ! -s "$vocab_dir/vocab.json" ] || [ ! -s "$vocab_dir/merges.txt" ]; then
 fi
 
 # The independent gRPC client used by the end-to-end tests.
-if [ -f tests/e2e/package.json ] && { [ ! -d tests/e2e/node_modules/@grpc/grpc-js ] || [ ! -d tests/e2e/node_modules/openai ] || [ ! -d tests/e2e/node_modules/puppeteer-core ]; }; then
+if [ -f tests/e2e/package.json ] && { [ ! -d tests/e2e/node_modules/@grpc/grpc-js ] || [ ! -d tests/e2e/node_modules/openai ] || [ ! -d tests/e2e/node_modules/puppeteer-core ] || [ ! -d tests/e2e/node_modules/kubernetes-models ]; }; then
   echo "install-deps: npm ci in tests/e2e"
   (cd tests/e2e && npm ci --silent --no-audit --no-fund)
 fi
