@@ -116,3 +116,54 @@ test('the autoscaler and the monitor use what Tandem exports', async () => {
   assert.ok(service.spec.ports.some((p) => p.name === monitor.spec.endpoints[0].port));
   assert.equal(monitor.spec.endpoints[0].path, '/metrics');
 });
+
+test('the compose stack: pinned images, files that exist, configs promtool accepts', async () => {
+  const YAML = await import('yaml');
+  const dir = path.join(DEPLOY, 'compose');
+  const compose = YAML.parse(fs.readFileSync(path.join(dir, 'docker-compose.yml'), 'utf8'));
+  assert.deepEqual(Object.keys(compose.services).sort(), ['grafana', 'prometheus', 'tandem']);
+  for (const [name, service] of Object.entries(compose.services)) {
+    assert.match(service.image, /^[^:]+:(?!latest$)[\w.-]+$/, `${name}'s image is pinned`);
+    for (const volume of service.volumes || []) {
+      const host = volume.split(':')[0];
+      assert.ok(fs.existsSync(path.resolve(dir, host)), `${name} mounts ${host}, which exists`);
+    }
+  }
+  // The server's flags are real, and Prometheus scrapes its HTTP port.
+  const help = spawnSync(path.join(BIN_DIR, 'tandem-server'), ['--helpfull'], { encoding: 'utf8' });
+  for (const arg of compose.services.tandem.command) {
+    assert.match(help.stdout + help.stderr, new RegExp(`--${arg.slice(2).split('=')[0]} `));
+  }
+  const httpPort = compose.services.tandem.command.find((a) => a.startsWith('--metrics_listen=')).split(':').pop();
+  const promConfig = fs.readFileSync(path.join(dir, 'prometheus/prometheus.yml'), 'utf8');
+  assert.ok(YAML.parse(promConfig).scrape_configs[0].static_configs[0].targets.includes(`tandem:${httpPort}`));
+  // promtool on the config as the container sees it (the rules beside it).
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tandem-compose-'));
+  fs.writeFileSync(path.join(tmp, 'prometheus.yml'), promConfig);
+  fs.copyFileSync(path.join(DEPLOY, 'prometheus/tandem-rules.yml'), path.join(tmp, 'tandem-rules.yml'));
+  const check = spawnSync('promtool', ['check', 'config', path.join(tmp, 'prometheus.yml')], { encoding: 'utf8' });
+  assert.equal(check.status, 0, check.stdout + check.stderr);
+  // Grafana reads the compose Prometheus and the mounted dashboard.
+  const datasource = YAML.parse(fs.readFileSync(path.join(dir, 'grafana/provisioning/datasources/prometheus.yml'), 'utf8'));
+  assert.equal(datasource.datasources[0].url, `http://prometheus:${compose.services.prometheus.ports[0].split(':')[1]}`);
+  const provider = YAML.parse(fs.readFileSync(path.join(dir, 'grafana/provisioning/dashboards/tandem.yml'), 'utf8'));
+  const dashboardMount = compose.services.grafana.volumes.find((v) => v.includes('tandem-dashboard.json')).split(':')[1];
+  assert.equal(path.dirname(dashboardMount), provider.providers[0].options.path);
+  // The GPU overlay reserves one NVIDIA GPU.
+  const gpu = YAML.parse(fs.readFileSync(path.join(dir, 'docker-compose.gpu.yml'), 'utf8'));
+  assert.deepEqual(gpu.services.tandem.deploy.resources.reservations.devices[0],
+    { driver: 'nvidia', count: 1, capabilities: ['gpu'] });
+});
+
+test('the Dockerfile pins its base images and copies only what exists', () => {
+  const text = fs.readFileSync(path.join(__dirname, '../../Dockerfile'), 'utf8');
+  const froms = [...text.matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]);
+  assert.ok(froms.length >= 2, 'a build stage and a runtime stage');
+  for (const image of froms) assert.match(image, /^[^:]+:(?!latest$)[\w.-]+$/, `${image} is pinned`);
+  for (const m of text.matchAll(/^COPY\s+(?!--from)(.+)$/gm)) {
+    const sources = m[1].trim().split(/\s+/).slice(0, -1);
+    for (const source of sources) {
+      assert.ok(fs.existsSync(path.join(__dirname, '../..', source)), `COPY ${source} exists`);
+    }
+  }
+});
