@@ -16,6 +16,11 @@ RUN apt-get update && apt-get install -y --no-install-recommends \
       libcpp-httplib0.11 libopenblas0-openmp ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/bin/tandem-server /src/build/bin/tandem-cli /usr/local/bin/
+RUN useradd --system --uid 10001 --no-create-home tandem
+USER 10001
 EXPOSE 50051 9400
+# Healthy once the model is loaded and the gRPC service answers.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=300s \
+  CMD ["/usr/local/bin/tandem-cli", "info", "--server=127.0.0.1:50051", "--timeout=3s"]
 ENTRYPOINT ["/usr/local/bin/tandem-server"]
 CMD ["--listen=0.0.0.0:50051", "--metrics_listen=0.0.0.0:9400"]

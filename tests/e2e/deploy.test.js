@@ -160,6 +160,10 @@ test('the Dockerfile pins its base images and copies only what exists', () => {
   const froms = [...text.matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]);
   assert.ok(froms.length >= 2, 'a build stage and a runtime stage');
   for (const image of froms) assert.match(image, /^[^:]+:(?!latest$)[\w.-]+$/, `${image} is pinned`);
+  // The runtime stage runs as a non-root user and has a health check.
+  const runtime = text.slice(text.lastIndexOf('\nFROM '));
+  assert.match(runtime, /^USER\s+(?!0\b|root\b)\S+/m, 'a non-root user');
+  assert.match(runtime, /^HEALTHCHECK\s.*\bCMD\b/ms, 'a health check');
   for (const m of text.matchAll(/^COPY\s+(?!--from)(.+)$/gm)) {
     const sources = m[1].trim().split(/\s+/).slice(0, -1);
     for (const source of sources) {
