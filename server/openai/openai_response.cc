@@ -16,6 +16,19 @@ std::string RandomId(const char* prefix) {
   return absl::StrFormat("%s%016x%016x", prefix, random(), random());
 }
 
+// The completions API's logprobs object from per-token entries
+// {token, logprob, offset}: parallel arrays, no alternatives.
+json CompletionLogprobs(const json& entries) {
+  json tokens = json::array(), values = json::array(), offsets = json::array();
+  for (const json& e : entries) {
+    tokens.push_back(e["token"]);
+    values.push_back(e["logprob"]);
+    offsets.push_back(e["offset"]);
+  }
+  return {{"tokens", tokens}, {"token_logprobs", values}, {"top_logprobs", nullptr},
+          {"text_offset", offsets}};
+}
+
 }  // namespace
 
 std::string DumpJson(const json& j) {
@@ -105,14 +118,7 @@ std::string OpenAiResponse::Stream(const std::vector<ChoiceEvents::Event>& event
       c["text"] = delta.is_null() ? "" : delta["text"];
       c["logprobs"] = nullptr;
       if (!delta.is_null() && !delta["logprobs"].is_null()) {
-        json tokens = json::array(), values = json::array(), offsets = json::array();
-        for (const json& e : delta["logprobs"]) {
-          tokens.push_back(e["token"]);
-          values.push_back(e["logprob"]);
-          offsets.push_back(e["offset"]);
-        }
-        c["logprobs"] = {{"tokens", tokens}, {"token_logprobs", values},
-                         {"top_logprobs", nullptr}, {"text_offset", offsets}};
+        c["logprobs"] = CompletionLogprobs(delta["logprobs"]);
       }
     }
     if (event.finished) c["finish_reason"] = choice.finish_reason;
@@ -160,16 +166,7 @@ json OpenAiResponse::Whole() const {
     } else {
       c["text"] = choice.text;
       c["logprobs"] = nullptr;
-      if (request_.logprobs) {
-        json tokens = json::array(), values = json::array(), offsets = json::array();
-        for (const json& e : choice.logprobs) {
-          tokens.push_back(e["token"]);
-          values.push_back(e["logprob"]);
-          offsets.push_back(e["offset"]);
-        }
-        c["logprobs"] = {{"tokens", tokens}, {"token_logprobs", values},
-                         {"top_logprobs", nullptr}, {"text_offset", offsets}};
-      }
+      if (request_.logprobs) c["logprobs"] = CompletionLogprobs(choice.logprobs);
     }
     choices.push_back(c);
   }
