@@ -230,7 +230,7 @@ test('401 without the API key, CORS for the listed origin, 503 while draining', 
     assert.equal(foreign.headers.get('access-control-allow-origin'), null);
     // Draining: a running stream holds the only slot; after SIGTERM new requests get 503.
     const stream = await right.chat.completions.create(
-      { model: name, messages: [{ role: 'user', content: 'Go on' }], max_tokens: 200, ignore_eos: true, stream: true });
+      { model: name, messages: [{ role: 'user', content: 'Go on' }], max_tokens: 60, ignore_eos: true, stream: true });
     const iterator = stream[Symbol.asyncIterator]();
     await iterator.next();
     other.kill('SIGTERM');
