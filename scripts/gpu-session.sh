@@ -145,14 +145,16 @@ for step in "$@"; do
       {
         for api in grpc chat completions; do
           echo "## $api: 64 at once, 128 prompt, 256 output"
-          $lg --api=$api --num_requests=64 --concurrency=64 --prompt_tokens=128 --output_tokens=256
+          $lg --api=$api --num_requests=64 --concurrency=64 --prompt_tokens=128 --output_tokens=256 \
+              --out="$OUT/openai-$api-64.jsonl"
           echo "## $api: 1 at a time, 128 prompt, 256 output"
-          $lg --api=$api --num_requests=16 --concurrency=1 --prompt_tokens=128 --output_tokens=256
+          $lg --api=$api --num_requests=16 --concurrency=1 --prompt_tokens=128 --output_tokens=256 \
+              --out="$OUT/openai-$api-1.jsonl"
         done
       } > "$OUT/openai.txt" 2>&1
       kill $server; wait $server
       $bin/tandem-bench --batch=64 --prompt_tokens=128 --new_tokens=256 \
-          --modes=double_buffered_graphs >> "$OUT/openai.txt" 2>&1
+          --modes=double_buffered_graphs --out="$OUT/openai-bench.jsonl" >> "$OUT/openai.txt" 2>&1
       grep -E "^##|^requests|^TTFT|^ITL|^gpt2" "$OUT/openai.txt" ;;
     prevbench)
       build_prev || continue

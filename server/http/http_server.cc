@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -21,6 +22,11 @@ namespace tandem {
 namespace {
 
 // "host:port" -> (host, port); an empty host is every interface.
+// Pending connections the kernel queues before accept() (capped by
+// net.core.somaxconn): a burst of streams from a load balancer or a load
+// generator arrives within microseconds.
+constexpr int kListenBacklog = 1024;
+
 absl::Status ParseListen(const std::string& listen, std::string* host, int* port) {
   const size_t colon = listen.rfind(':');
   if (colon == std::string::npos ||
@@ -204,6 +210,15 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Bind(const HttpServerOpt
     absl::Status free = CheckPortFree(host, port);
     if (!free.ok()) return free;
   }
+  // httplib (Debian builds it as a shared library) listens with a backlog of
+  // 5: a burst of 64 clients connecting at once overflowed it, and the
+  // dropped handshakes came back a second later (SYN retransmission) or
+  // failed. Remember the listening socket and widen its queue after the bind.
+  auto listening = std::make_shared<int>(-1);
+  server->server_->set_socket_options([listening](socket_t sock) {
+    httplib::default_socket_options(sock);
+    *listening = sock;
+  });
   if (port == 0) {
     server->port_ = server->server_->bind_to_any_port(host);
   } else if (server->server_->bind_to_port(host, port)) {
@@ -212,6 +227,10 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Bind(const HttpServerOpt
   if (server->port_ <= 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on HTTP address ", options.listen,
                                                " (in use, not local, or unresolvable)"));
+  }
+  if (*listening >= 0 && ::listen(*listening, kListenBacklog) != 0) {
+    LogWarning("HTTP: cannot widen the listen backlog to ", kListenBacklog, ": ",
+               std::strerror(errno));
   }
   return server;
 }
