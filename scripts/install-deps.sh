@@ -44,9 +44,16 @@ if [ ! -s "$vocab_dir/vocab.json" ] || [ ! -s "$vocab_dir/merges.txt" ]; then
   rm -rf "$tmp"
 fi
 
-# The end-to-end tests' independent clients (gRPC, the openai SDK, the
-# browser driver, the Kubernetes schemas).
-if [ "$tests" = 1 ] && [ -f tests/e2e/package.json ] && { [ ! -d tests/e2e/node_modules/@grpc/grpc-js ] || [ ! -d tests/e2e/node_modules/openai ] || [ ! -d tests/e2e/node_modules/puppeteer-core ] || [ ! -d tests/e2e/node_modules/kubernetes-models ]; }; then
+# The end-to-end tests' independent clients and references (gRPC, the openai
+# SDK, the browser driver, the Kubernetes schemas, the Llama 3 and Qwen3
+# tokenizers with transformers.js, @huggingface/jinja, a Dockerfile linter).
+# Reinstalled when any package of package.json is missing.
+e2e_missing() {
+  node -e 'const p = require("./tests/e2e/package.json"); const fs = require("fs");
+    process.exit(Object.keys(p.devDependencies).some(
+      (d) => !fs.existsSync("tests/e2e/node_modules/" + d + "/package.json")) ? 0 : 1)'
+}
+if [ "$tests" = 1 ] && [ -f tests/e2e/package.json ] && e2e_missing; then
   echo "install-deps: npm ci in tests/e2e"
   (cd tests/e2e && npm ci --silent --no-audit --no-fund)
 fi
