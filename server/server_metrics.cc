@@ -59,6 +59,9 @@ ServerMetrics::ServerMetrics(BuildInfo build)
   running_ = gauge("tandem_requests_running", "Requests holding a KV slot.");
   waiting_ = gauge("tandem_requests_waiting", "Requests waiting for a KV slot.");
   slots_used_ = gauge("tandem_kv_slots_used", "KV slots in use.");
+  kv_usage_ = gauge("tandem_kv_cache_usage_ratio",
+                    "Fraction of the KV cache in use (0 to 1): KV slots in use over KV slots "
+                    "allocated, slots being static. For load balancers' endpoint pickers.");
   slots_total_ = gauge("tandem_kv_slots_capacity",
                        "KV slots allocated (named _capacity, not _total: promtool reserves "
                        "_total for counters).");
@@ -106,6 +109,7 @@ void ServerMetrics::OnModelLoaded(const std::string& device, const std::string& 
              {"device", device}, {"model", model}, {"dtype", dtype}})
       .Set(1);
   slots_total_->Set(kv_slots);
+  kv_slots_.store(kv_slots);
 }
 
 void ServerMetrics::OnStep(const StepStats& stats) {
@@ -133,6 +137,8 @@ void ServerMetrics::OnLoad(const EngineLoad& load) {
   running_->Set(load.running);
   waiting_->Set(load.waiting);
   slots_used_->Set(load.running);
+  const int slots = kv_slots_.load();
+  kv_usage_->Set(slots > 0 ? static_cast<double>(load.running) / slots : 0.0);
 }
 
 void ServerMetrics::OnRequestFinished(const GenerationSummary& summary) {

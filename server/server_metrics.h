@@ -4,6 +4,7 @@
 #define TANDEM_SERVER_SERVER_METRICS_H_
 
 #include <array>
+#include <atomic>
 #include <string>
 
 #include <memory>
@@ -70,6 +71,9 @@ class ServerMetrics : public EngineObserver {
   prometheus::Gauge* waiting_;
   prometheus::Gauge* slots_used_;
   prometheus::Gauge* slots_total_;
+  prometheus::Gauge* kv_usage_;
+  // Set once the model is loaded (main thread), read by OnLoad (engine thread).
+  std::atomic<int> kv_slots_{0};
   prometheus::Histogram* prefill_step_seconds_;
   prometheus::Histogram* decode_step_seconds_;
   prometheus::Histogram* step_batch_size_;

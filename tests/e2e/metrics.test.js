@@ -73,6 +73,7 @@ test('/metrics counts exactly what was served', async () => {
   assert.equal(sample(text, 'tandem_requests_running'), 0);
   assert.equal(sample(text, 'tandem_kv_slots_used'), 0);
   assert.equal(sample(text, 'tandem_kv_slots_capacity'), 4);
+  assert.equal(sample(text, 'tandem_kv_cache_usage_ratio'), 0);
   assert.equal(sample(text, 'tandem_gpu_idle_seconds_total'), 0, 'no GPU idle on the CPU');
   assert.ok(sample(text, 'tandem_gpu_busy_seconds_total') > 0);
   assert.ok(sample(text, 'tandem_step_duration_seconds_count{phase="decode"}') > 0);
@@ -94,6 +95,12 @@ test('a long prompt during decoding is chunked into mixed steps', async () => {
   const background = generate(generation, { prompt: 'Keep decoding', stopping: { max_tokens: 300, ignore_eos: true } },
     { onData: () => release() });
   await decoding;
+  // While it decodes: the KV-usage gauge an endpoint picker reads is the
+  // fraction of slots in use.
+  const during = (await httpGet(`http://${server.metricsAddress}/metrics`)).body;
+  assert.ok(sample(during, 'tandem_kv_slots_used') >= 1);
+  assert.equal(sample(during, 'tandem_kv_cache_usage_ratio'),
+    sample(during, 'tandem_kv_slots_used') / sample(during, 'tandem_kv_slots_capacity'));
   const long = await generate(generation, {
     prompt: Array.from({ length: 300 }, (_, i) => `word${i % 97}`).join(' '),
     stopping: { max_tokens: 2, ignore_eos: true },
@@ -114,7 +121,7 @@ test('a long prompt during decoding is chunked into mixed steps', async () => {
 // keep working; new series come only from families added since (ADDED).
 // Bucket bounds are compared as numbers (each client prints floats its way).
 const ADDED = ['tandem_step_prefill_tokens', 'tandem_prefill_partial_chunks', 'tandem_mixed_steps',
-  'tandem_prefill_budget_tokens'];
+  'tandem_prefill_budget_tokens', 'tandem_kv_cache_usage_ratio'];
 test('the same series as the earlier metrics client', async () => {
   const normalize = (series) => series.replace(/le="([^"]+)"/, (m, le) => `le="${Number(le)}"`);
   const expected = fs.readFileSync(path.join(__dirname, 'data/metric_series.txt'), 'utf8')
