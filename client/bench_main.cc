@@ -138,6 +138,10 @@ struct Result {
   double us_per_step = 0, tokens_per_second = 0, idle_fraction = 0;
   double host_wait_us = 0, ttft_ms = 0, ttft_p50_ms = 0, ttft_p99_ms = 0, busy_us = 0;
   int64_t memory_bytes = 0;
+  int64_t weight_bytes = 0;
+  // The weights read per step over the step time, TB/s: a lower bound of
+  // the achieved memory bandwidth (the K/V reads come on top).
+  double weight_tb_per_s = 0;
   int steps = 0;
 };
 
@@ -165,6 +169,7 @@ absl::StatusOr<Result> RunOne(const std::string& model_dir, const std::string& m
   absl::StatusOr<LoadedModel> loaded = LoadModel(options);
   if (!loaded.ok()) return loaded.status();
   const std::string device = loaded->runner->description().device;
+  const int64_t weight_bytes = loaded->runner->description().weight_bytes;
   earlier_device = device;
   // After loading, when the device's allocator exists: weights, KV slots and
   // graph pools are held from here on, load-time temporaries are released.
@@ -209,6 +214,8 @@ absl::StatusOr<Result> RunOne(const std::string& model_dir, const std::string& m
   result.steps = static_cast<int>(full.size());
   result.us_per_step = 1e6 * span / (full.size() - 1);
   result.tokens_per_second = batch / (span / (full.size() - 1));
+  result.weight_bytes = weight_bytes;
+  result.weight_tb_per_s = weight_bytes / (1e-6 * result.us_per_step) / 1e12;
   result.idle_fraction = idle / (idle + busy);
   result.busy_us = 1e6 * busy / full.size();
   result.host_wait_us = 1e6 * wait / full.size();
@@ -350,7 +357,9 @@ int Main() {
     checkpoint.preset = absl::GetFlag(FLAGS_size);
     checkpoint.dtype = absl::GetFlag(FLAGS_dtype);
     model_name = ResolvedPreset(checkpoint);
-    model_dir = absl::StrCat(absl::GetFlag(FLAGS_workdir), "-", model_name);
+    model_dir = absl::StrCat(absl::GetFlag(FLAGS_workdir), "-",
+                             checkpoint.architecture.empty() ? "" : checkpoint.architecture + "-",
+                             model_name);
     const absl::Status written = WriteRandomCheckpoint(model_dir, checkpoint);
     if (!written.ok()) {
       LogError(written.ToString());
@@ -366,9 +375,9 @@ int Main() {
     if (json_out != nullptr) std::fclose(json_out);
     return status;
   }
-  std::printf("%-10s %-24s %5s %10s %12s %8s %10s %9s %9s %9s %9s\n", "model", "mode", "N",
+  std::printf("%-10s %-24s %5s %10s %12s %8s %10s %9s %9s %9s %9s %8s\n", "model", "mode", "N",
               "us/step", "tokens/s", "idle%", "busy us", "wait us", "TTFT p50", "TTFT p99",
-              "peak GiB");
+              "peak GiB", "wt TB/s");
   for (const std::string& mode : absl::GetFlag(FLAGS_modes)) {
     for (const std::string& n : absl::GetFlag(FLAGS_batch)) {
       int batch = 0;
@@ -380,10 +389,11 @@ int Main() {
         continue;
       }
       r->model = model_name;
-      std::printf("%-10s %-24s %5d %10.1f %12.0f %7.2f%% %10.1f %9.1f %9.2f %9.2f %9.2f\n",
-                  model_name.c_str(), mode.c_str(), batch, r->us_per_step,
-                  r->tokens_per_second, 100 * r->idle_fraction, r->busy_us, r->host_wait_us,
-                  r->ttft_p50_ms, r->ttft_p99_ms, r->memory_bytes / 1073741824.0);
+      std::printf(
+          "%-10s %-24s %5d %10.1f %12.0f %7.2f%% %10.1f %9.1f %9.2f %9.2f %9.2f %8.2f\n",
+          model_name.c_str(), mode.c_str(), batch, r->us_per_step, r->tokens_per_second,
+          100 * r->idle_fraction, r->busy_us, r->host_wait_us, r->ttft_p50_ms, r->ttft_p99_ms,
+          r->memory_bytes / 1073741824.0, r->weight_tb_per_s);
       std::fflush(stdout);
       if (json_out != nullptr) {
         nlohmann::json j = {{"model", r->model}, {"mode", r->mode}, {"batch", r->batch},
@@ -394,6 +404,8 @@ int Main() {
                             {"host_wait_us_per_step", r->host_wait_us},
                             {"ttft_ms", r->ttft_ms}, {"ttft_p50_ms", r->ttft_p50_ms},
                             {"ttft_p99_ms", r->ttft_p99_ms}, {"memory_bytes", r->memory_bytes},
+                            {"weight_bytes", r->weight_bytes},
+                            {"weight_read_tb_per_s", r->weight_tb_per_s},
                             {"steps", r->steps},
                             {"dtype", AbslUnparseFlag(absl::GetFlag(FLAGS_dtype))},
                             {"prompt_tokens", absl::GetFlag(FLAGS_prompt_tokens)},

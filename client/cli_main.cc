@@ -55,6 +55,13 @@ ABSL_FLAG(int32_t, vocab_size, 0, "make-model: override the vocabulary size (tes
 ABSL_FLAG(tandem::DType, dtype, tandem::DType::kFloat32,
           "make-model: how the weights are stored: float32, float16 or bfloat16");
 ABSL_FLAG(uint64_t, weights_seed, 20241129, "make-model: seed of the random weights");
+ABSL_FLAG(std::string, tokenizer, "",
+          "make-model (llama, qwen2, qwen3): directory with the real tokenizer.json and "
+          "tokenizer_config.json to copy (empty: third_party/llama3 or qwen3, fetched by "
+          "scripts/install-deps.sh)");
+ABSL_FLAG(int64_t, max_shard_mb, 0,
+          "make-model: write the weights as shards of at most this many MiB with "
+          "model.safetensors.index.json (0: one model.safetensors)");
 
 namespace tandem {
 namespace {
@@ -231,6 +238,8 @@ int MakeModel() {
   options.overrides.vocab_size = absl::GetFlag(FLAGS_vocab_size);
   options.seed = absl::GetFlag(FLAGS_weights_seed);
   options.dtype = absl::GetFlag(FLAGS_dtype);
+  options.tokenizer_dir = absl::GetFlag(FLAGS_tokenizer);
+  options.max_shard_bytes = absl::GetFlag(FLAGS_max_shard_mb) << 20;
   const absl::Status written = WriteRandomCheckpoint(out, options);
   if (!written.ok()) {
     std::cerr << "error: " << written.message() << "\n";

@@ -29,6 +29,9 @@
 #   openai     tandem-loadgen through gRPC, /v1/chat/completions and /v1/completions:
 #              64 x (128 prompt, 256 output) at once and 1 at a time, then tandem-bench
 #              at N = 64 with the same lengths (the in-process reference)
+#   llama      Llama / Qwen2 / Qwen3 parity against transformers (tiny and real
+#              shapes), tandem-bench and transformers' generate at Llama-3.2-1B
+#   llamaprofile  per-kernel times (Nsight Compute) of a Llama-3.2-1B decode step
 #   prevbench  the bench step on the previous build: the tree in .prev/ (made here with
 #              `git archive REV | tar -x -C .prev`, carried), built in build-prev
 set -uo pipefail
@@ -39,7 +42,7 @@ cmake -S . -B build-gpu $DEVICE_CMAKE_ARGS > "$OUT/cmake.log" 2>&1 || { tail -40
 cmake --build build-gpu -j16 > "$OUT/build.log" 2>&1 || { grep -A8 -m5 'error' "$OUT/build.log"; exit 1; }
 echo "== build ok"
 bin=build-gpu/bin
-table() { grep -v "^[IWE]20" "$1" | grep -E "^(model|gpt2)"; }
+table() { grep -v "^[IWE]20" "$1" | grep -E "^(model|gpt2|llama|qwen)"; }
 # Starts tandem-server (GPU defaults; gRPC 50161, HTTP 9661) logging to $1,
 # its pid in $server, and waits until it answers.
 start_server() {
@@ -91,7 +94,7 @@ for step in "$@"; do
     parity)
       python3 tests/parity/hf_parity.py --bin $bin --out "$OUT/parity.json" \
           --sizes "${PARITY_SIZES:-gpt2,gpt2-medium,gpt2-large,gpt2-xl}" > "$OUT/parity.txt" 2>&1
-      grep -E "^(size|gpt2)|rror" "$OUT/parity.txt" ;;
+      grep -E "^(size|gpt2|llama|qwen)|rror" "$OUT/parity.txt" ;;
     tokenizer)
       python3 tests/parity/hf_tokenizer.py > "$OUT/tokenizer.txt" 2>&1; tail -1 "$OUT/tokenizer.txt" ;;
     profile)
@@ -100,6 +103,16 @@ for step in "$@"; do
           > "$OUT/ncu.csv" 2> "$OUT/ncu.err"
       python3 scripts/bench/kernel_times.py "$OUT/ncu.csv" --last 70 --order "$OUT/ncu-order.txt" \
           | cut -c1-150 | head -30 ;;
+    llamaprofile)
+      # Per-kernel time of one decode step of the Llama-3.2-1B shape (bf16),
+      # N = 1 and 64: 16 layers x 9 kernels and the head.
+      for n in 1 64; do
+        ncu --graph-profiling node --metrics gpu__time_duration.sum --csv \
+            $bin/tandem-bench --arch=llama --size=llama-3.2-1b --batch=$n \
+            --modes=double_buffered_graphs --new_tokens=4 > "$OUT/ncu-llama-$n.csv" 2> "$OUT/ncu-llama-$n.err"
+        echo "## N=$n"
+        python3 scripts/bench/kernel_times.py "$OUT/ncu-llama-$n.csv" --last 152 | cut -c1-150 | head -24
+      done ;;
     loadgen)
       start_server "$OUT/loadgen-server.log"
       lg="$bin/tandem-loadgen --server=127.0.0.1:50161 --progress_seconds=0"
@@ -156,6 +169,21 @@ for step in "$@"; do
       $bin/tandem-bench --batch=64 --prompt_tokens=128 --new_tokens=256 \
           --modes=double_buffered_graphs --out="$OUT/openai-bench.jsonl" >> "$OUT/openai.txt" 2>&1
       grep -E "^##|^requests|^TTFT|^ITL|^gpt2" "$OUT/openai.txt" ;;
+    llama)
+      # Llama / Qwen2 / Qwen3 against transformers at a tiny shape and the
+      # Llama-3.2-1B, Qwen2.5-0.5B and Qwen3-0.6B shapes, then the 1B benchmark
+      # with transformers' generate in the same run.
+      python3 tests/parity/hf_parity.py --bin $bin --out "$OUT/parity-llama.json" \
+          --sizes "${LLAMA_SIZES:-llama:tiny,qwen2:tiny,qwen3:tiny,llama:llama-3.2-1b,qwen2:qwen2.5-0.5b,qwen3:qwen3-0.6b}" \
+          > "$OUT/parity-llama.txt" 2>&1
+      grep -E "^(size|llama|qwen)|rror" "$OUT/parity-llama.txt"
+      $bin/tandem-bench --arch=llama --size=llama-3.2-1b --batch=1,64 \
+          --modes=sync_graphs,double_buffered_graphs --out="$OUT/bench-llama.jsonl" \
+          > "$OUT/bench-llama.txt" 2>&1
+      table "$OUT/bench-llama.txt"
+      python3 scripts/bench/hf_generate.py --model /tmp/tandem-bench-llama-llama-3.2-1b \
+          --batch 1,64 --out "$OUT/hf-llama.jsonl" > "$OUT/hf-llama.txt" 2>&1
+      grep -vE "^(W|I)[0-9]|Warning|warn" "$OUT/hf-llama.txt" | tail -5 ;;
     prevbench)
       build_prev || continue
       build-prev/bin/tandem-bench --batch=1,64 --modes=sync_graphs,double_buffered_graphs \

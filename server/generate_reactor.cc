@@ -147,7 +147,7 @@ class GenerateReactor::Stream : public TokenSink {
 };
 
 GenerateReactor::GenerateReactor(Engine* engine, const Tokenizer* tokenizer,
-                                 ServerMetrics* metrics, const WireLimits& limits,
+                                 const ChatTemplate* chat_template, ServerMetrics* metrics, const WireLimits& limits,
                                  const grpc::Status& authorized, const grpc::ByteBuffer* raw,
                                  grpc::CallbackServerContext* context)
     : engine_(engine), metrics_(metrics), deadline_(DeadlineOf(*context)) {
@@ -180,7 +180,7 @@ GenerateReactor::GenerateReactor(Engine* engine, const Tokenizer* tokenizer,
            FinishReason::kDeadline);
     return;
   }
-  absl::StatusOr<GenerationRequest> converted = ToGenerationRequest(request, *tokenizer, limits);
+  absl::StatusOr<GenerationRequest> converted = ToGenerationRequest(request, *tokenizer, *chat_template, limits);
   if (!converted.ok()) {
     Refuse(ToGrpcStatus(converted.status()), FinishReason::kError);
     return;

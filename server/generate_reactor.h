@@ -10,6 +10,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "core/engine/engine.h"
+#include "core/text/chat_template.h"
 #include "core/text/tokenizer.h"
 #include "core/engine/token_sink.h"
 #include "server/request_conversion.h"
@@ -36,7 +37,8 @@ class GenerateReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   // Parses, checks, validates and submits the request; finishes at once on
   // error, or when `authorized` is not OK. `metrics` may be null.
-  GenerateReactor(Engine* engine, const Tokenizer* tokenizer, ServerMetrics* metrics,
+  GenerateReactor(Engine* engine, const Tokenizer* tokenizer,
+                  const ChatTemplate* chat_template, ServerMetrics* metrics,
                   const WireLimits& limits, const grpc::Status& authorized,
                   const grpc::ByteBuffer* request, grpc::CallbackServerContext* context);
 

@@ -32,8 +32,13 @@ grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context,
 }  // namespace
 
 GenerationService::GenerationService(Engine* engine, const Tokenizer* tokenizer,
-                                     ServerMetrics* metrics, ServiceOptions options)
-    : engine_(engine), tokenizer_(tokenizer), metrics_(metrics), options_(std::move(options)) {}
+                                     const ChatTemplate* chat_template, ServerMetrics* metrics,
+                                     ServiceOptions options)
+    : engine_(engine),
+      tokenizer_(tokenizer),
+      chat_template_(chat_template),
+      metrics_(metrics),
+      options_(std::move(options)) {}
 
 grpc::Status GenerationService::Authorize(const grpc::CallbackServerContext& context) const {
   if (options_.api_key.empty()) return grpc::Status::OK;
@@ -50,7 +55,8 @@ grpc::Status GenerationService::Authorize(const grpc::CallbackServerContext& con
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* GenerationService::Generate(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) {
-  return new GenerateReactor(engine_, tokenizer_, metrics_, options_.limits, Authorize(*context),
+  return new GenerateReactor(engine_, tokenizer_, chat_template_, metrics_, options_.limits,
+                             Authorize(*context),
                              request, context);
 }
 
@@ -67,7 +73,7 @@ grpc::ServerUnaryReactor* GenerationService::Tokenize(grpc::CallbackServerContex
     return Answer(context, ToGrpcStatus(size));
   }
   v1::TokenizeResponse response;
-  const std::vector<int32_t> ids = tokenizer_->Encode(request.text());
+  const std::vector<int32_t> ids = tokenizer_->EncodePrompt(request.text());
   for (int32_t id : ids) {
     response.add_token_ids(id);
     response.add_tokens(SafeText(*tokenizer_, {id}));

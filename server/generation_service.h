@@ -8,6 +8,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "core/engine/engine.h"
+#include "core/text/chat_template.h"
 #include "core/text/tokenizer.h"
 #include "server/request_conversion.h"
 #include "server/server_metrics.h"
@@ -33,13 +34,15 @@ using GenerationServiceBase = v1::Generation::WithRawCallbackMethod_Generate<
     v1::Generation::WithRawCallbackMethod_Tokenize<v1::Generation::WithCallbackMethod_Detokenize<
         v1::Generation::WithCallbackMethod_GetModelInfo<v1::Generation::Service>>>>;
 
-// Holds pointers only: `engine` and `tokenizer` must outlive the service.
+// Holds pointers only: `engine`, `tokenizer` and `chat_template` must
+// outlive the service.
 // Handlers never block: Generate hands the request to the engine and returns
 // a reactor; the unary calls answer from the tokenizer and model description.
 class GenerationService final : public GenerationServiceBase {
  public:
   // `metrics` may be null.
-  GenerationService(Engine* engine, const Tokenizer* tokenizer, ServerMetrics* metrics,
+  GenerationService(Engine* engine, const Tokenizer* tokenizer,
+                    const ChatTemplate* chat_template, ServerMetrics* metrics,
                     ServiceOptions options);
 
   grpc::ServerWriteReactor<grpc::ByteBuffer>* Generate(grpc::CallbackServerContext* context,
@@ -60,6 +63,7 @@ class GenerationService final : public GenerationServiceBase {
 
   Engine* engine_;
   const Tokenizer* tokenizer_;
+  const ChatTemplate* chat_template_;
   ServerMetrics* metrics_;
   const ServiceOptions options_;
 };

@@ -14,6 +14,7 @@ absl::Status CheckSize(const char* field, size_t bytes, size_t limit) {
 
 absl::StatusOr<GenerationRequest> ToGenerationRequest(const v1::GenerateRequest& proto,
                                                       const Tokenizer& tokenizer,
+                                                      const ChatTemplate& chat_template,
                                                       const WireLimits& limits) {
   absl::Status size = CheckSize("request_id", proto.request_id().size(),
                                 limits.max_request_id_bytes);
@@ -21,13 +22,15 @@ absl::StatusOr<GenerationRequest> ToGenerationRequest(const v1::GenerateRequest&
   if (!size.ok()) return size;
   const bool has_text = proto.has_prompt();
   const bool has_ids = proto.prompt_token_ids_size() > 0;
-  if (has_text && has_ids) {
+  const bool has_messages = proto.messages_size() > 0;
+  const int given = int{has_text} + int{has_ids} + int{has_messages};
+  if (given > 1) {
     return absl::InvalidArgumentError(
-        "set exactly one of prompt and prompt_token_ids, not both");
+        "set exactly one of prompt, prompt_token_ids and messages, not several");
   }
-  if (!has_text && !has_ids) {
+  if (given == 0) {
     return absl::InvalidArgumentError(
-        "set exactly one of prompt and prompt_token_ids; the request has neither");
+        "set exactly one of prompt, prompt_token_ids and messages; the request has none");
   }
   if (has_text && proto.prompt().empty()) {
     return absl::InvalidArgumentError("prompt is empty");
@@ -35,7 +38,28 @@ absl::StatusOr<GenerationRequest> ToGenerationRequest(const v1::GenerateRequest&
   GenerationRequest request;
   request.request_id = proto.request_id();
   if (has_text) {
-    request.prompt_token_ids = tokenizer.Encode(proto.prompt());
+    request.prompt_token_ids = tokenizer.EncodePrompt(proto.prompt());
+  } else if (has_messages) {
+    std::vector<ChatMessage> messages;
+    size_t bytes = 0;
+    for (const v1::ChatMessage& m : proto.messages()) {
+      if (m.role() != "system" && m.role() != "user" && m.role() != "assistant") {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "messages: role \"", m.role().substr(0, 32), "\" is not system, user or assistant"));
+      }
+      bytes += m.content().size();
+      messages.push_back({m.role(), m.content()});
+    }
+    if (absl::Status size = CheckSize("messages", bytes, limits.max_prompt_bytes); !size.ok()) {
+      return size;
+    }
+    absl::StatusOr<std::string> prompt = chat_template.Render(messages);
+    if (!prompt.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("messages: ", prompt.status().message()));
+    }
+    // The template wrote the special tokens (BOS) itself.
+    request.prompt_token_ids = tokenizer.Encode(*prompt);
   } else {
     request.prompt_token_ids.assign(proto.prompt_token_ids().begin(),
                                     proto.prompt_token_ids().end());
@@ -54,6 +78,11 @@ absl::StatusOr<GenerationRequest> ToGenerationRequest(const v1::GenerateRequest&
   const v1::StoppingCriteria& stopping = proto.stopping();
   request.stopping.max_tokens = stopping.max_tokens();
   request.stopping.stop_strings.assign(stopping.stop().begin(), stopping.stop().end());
+  if (has_messages) {
+    for (const std::string& stop : chat_template.stop_strings()) {
+      request.stopping.stop_strings.push_back(stop);
+    }
+  }
   request.stopping.stop_token_ids.assign(stopping.stop_token_ids().begin(),
                                          stopping.stop_token_ids().end());
   request.stopping.ignore_eos = stopping.ignore_eos();

@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "core/engine/generation_request.h"
+#include "core/text/chat_template.h"
 #include "core/text/tokenizer.h"
 #include "core/engine/token_sink.h"
 #include "tandem/v1/generation.pb.h"
@@ -20,14 +21,17 @@ struct WireLimits {
   size_t max_request_id_bytes = 128;
 };
 
-// Checks the sizes in `limits`, tokenizes the prompt and copies every field.
-// INVALID_ARGUMENT (naming the field and the limit) when a size is over its
-// limit, or the request has both or neither of prompt / prompt_token_ids,
-// or an empty prompt. Other limits (vocabulary, context, sampling ranges)
+// Checks the sizes in `limits`, tokenizes the prompt (rendering `messages`
+// with `chat_template` first) and copies every field. INVALID_ARGUMENT
+// (naming the field and the limit) when a size is over its limit, the
+// request has not exactly one of prompt / prompt_token_ids / messages, an
+// empty prompt, or a message with another role than system, user or
+// assistant. Other limits (vocabulary, context, sampling ranges)
 // are checked later by the engine. Picks a random seed when the request has
 // none.
 absl::StatusOr<GenerationRequest> ToGenerationRequest(const v1::GenerateRequest& proto,
                                                       const Tokenizer& tokenizer,
+                                                      const ChatTemplate& chat_template,
                                                       const WireLimits& limits);
 // INVALID_ARGUMENT naming `field` when `bytes` exceeds `limit`.
 absl::Status CheckSize(const char* field, size_t bytes, size_t limit);

@@ -318,7 +318,8 @@ int Serve() {
   LogInfo("engine: ", engine.model().runner, ", ",
           engine.pipelined() ? "double-buffered pipeline" : "synchronous steps",
           "; prompts up to ", service_options.limits.max_prompt_bytes, " bytes");
-  GenerationService service(&engine, loaded->tokenizer.get(), &metrics, service_options);
+  GenerationService service(&engine, loaded->tokenizer.get(), loaded->chat_template.get(),
+                            &metrics, service_options);
   OpenAiContext openai_context;
   openai_context.tokenizer = loaded->tokenizer.get();
   openai_context.chat_template = loaded->chat_template.get();

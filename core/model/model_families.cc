@@ -7,12 +7,14 @@
 #include "core/base/read_file.h"
 #include "core/base/status_macros.h"
 #include "core/model/gpt2/gpt2_family.h"
+#include "core/model/llama/llama_family.h"
 
 namespace tandem {
 
 const std::vector<const ModelFamily*>& ModelFamilies() {
-  static const Gpt2Family gpt2;
-  static const std::vector<const ModelFamily*> families = {&gpt2};
+  static const Gpt2Family gpt2;  // first: the embedded default
+  static const LlamaFamily llama("llama"), qwen2("qwen2"), qwen3("qwen3");
+  static const std::vector<const ModelFamily*> families = {&gpt2, &llama, &qwen2, &qwen3};
   return families;
 }
 

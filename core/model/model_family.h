@@ -67,10 +67,11 @@ class ModelFamily {
   // The tokenizer of `dir`; the compiled-in one when `dir` is empty.
   virtual absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(
       const std::string& dir) const = 0;
-  // Writes a random checkpoint of `preset` changed by `overrides` in the
-  // Hugging Face layout, with the weights stored in `dtype`.
+  // Writes a random checkpoint of `preset` (changed by options.overrides,
+  // from options.seed) in the Hugging Face layout, with the weights stored
+  // in `dtype`.
   virtual absl::Status WriteRandom(const std::string& dir, absl::string_view preset,
-                                   const ShapeOverrides& overrides, uint64_t seed,
+                                   const RandomCheckpointOptions& options,
                                    at::ScalarType dtype) const = 0;
 };
 

@@ -37,7 +37,7 @@ absl::Status WriteRandomCheckpoint(const std::string& dir,
   const at::ScalarType type = options.dtype == DType::kFloat16    ? at::kHalf
                               : options.dtype == DType::kBFloat16 ? at::kBFloat16
                                                                   : at::kFloat;
-  return family->WriteRandom(dir, preset, options.overrides, options.seed, type);
+  return family->WriteRandom(dir, preset, options, type);
 }
 
 std::vector<std::string> DescribeArchitectures() {

@@ -27,6 +27,13 @@ struct RandomCheckpointOptions {
   ShapeOverrides overrides;
   uint64_t seed = 1;
   DType dtype = DType::kFloat32;  // how the weights are stored (auto: float32)
+  // > 0: the weights as shards of at most this many bytes, with
+  // model.safetensors.index.json (as large checkpoints come); else one file.
+  int64_t max_shard_bytes = 0;
+  // Families whose tokenizer is not compiled in (Llama, Qwen): the directory
+  // with the real tokenizer.json and tokenizer_config.json to copy; empty:
+  // the copy scripts/install-deps.sh fetched into third_party/.
+  std::string tokenizer_dir;
 };
 
 // Writes config.json, the weights and the tokenizer files into `dir`

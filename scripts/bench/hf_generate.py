@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """Baseline for tandem-bench: Hugging Face transformers generate() on the same
+(GPT-2, Llama, Qwen2 or Qwen3)
 GPU, same checkpoint, same shapes (prompt 64 random tokens, 256 new tokens,
 greedy, EOS ignored). Prints a table and appends JSON lines to --out.
 
@@ -10,7 +11,7 @@ import json
 import time
 
 import torch
-from transformers import GPT2LMHeadModel
+from transformers import AutoModelForCausalLM
 
 
 def run(model, batch, prompt_tokens, new_tokens, cache):
@@ -18,7 +19,7 @@ def run(model, batch, prompt_tokens, new_tokens, cache):
     ids = torch.randint(0, 50000, (batch, prompt_tokens), device="cuda")
     mask = torch.ones_like(ids)
     kwargs = dict(max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False,
-                  pad_token_id=50256, attention_mask=mask)
+                  pad_token_id=0, attention_mask=mask)
     if cache == "static":
         kwargs["cache_implementation"] = "static"
     model.generate(ids, **kwargs)  # warm-up (and compilation, for the static cache)
@@ -41,7 +42,7 @@ def main():
     parser.add_argument("--out", default="")
     args = parser.parse_args()
     dtype = getattr(torch, args.dtype)
-    model = GPT2LMHeadModel.from_pretrained(args.model, torch_dtype=dtype).cuda().eval()
+    model = AutoModelForCausalLM.from_pretrained(args.model, torch_dtype=dtype).cuda().eval()
     print(f"{'baseline':28} {'N':>5} {'us/step':>10} {'tokens/s':>12}")
     for cache in ("dynamic", "static"):
         for batch in [int(b) for b in args.batch.split(",")]:

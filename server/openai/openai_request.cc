@@ -88,7 +88,7 @@ std::optional<ApiError> ReadPrompt(const json& body, const OpenAiContext& contex
                                                        context.max_prompt_bytes));
     }
     if (text.empty()) return ApiError::BadField("prompt", "'prompt' is empty");
-    *ids = context.tokenizer->Encode(text);
+    *ids = context.tokenizer->EncodePrompt(text);
     return std::nullopt;
   }
   if (prompt.is_array() && !prompt.empty()) {

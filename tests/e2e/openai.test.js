@@ -105,6 +105,21 @@ test('a seed gives the same text twice, and the tokens the gRPC API gives', asyn
   a.choices[0].logprobs.token_logprobs.forEach((lp, i) => assert.ok(Math.abs(lp - grpcLogprobs[i]) < 1e-5));
 });
 
+test('the gRPC chat entry renders messages as /v1/chat/completions does', async () => {
+  const messages = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Name a colour.' }];
+  const chat = await client.chat.completions.create({ model, messages, max_tokens: 7, temperature: 0, ignore_eos: true });
+  const grpc = await generate(generation, { messages, stopping: { max_tokens: 7, ignore_eos: true } });
+  assert.equal(grpc.error, null);
+  assert.equal(grpc.text, chat.choices[0].message.content);
+  assert.equal(grpc.responses.at(-1).usage.prompt_tokens, chat.usage.prompt_tokens);
+  const both = await generate(generation, { prompt: 'x', messages, stopping: { max_tokens: 1 } });
+  assert.equal(both.error.code, 3);  // INVALID_ARGUMENT
+  assert.match(both.error.details, /exactly one of prompt, prompt_token_ids and messages/);
+  const badRole = await generate(generation, { messages: [{ role: 'tool', content: 'x' }], stopping: { max_tokens: 1 } });
+  assert.equal(badRole.error.code, 3);
+  assert.match(badRole.error.details, /role "tool"/);
+});
+
 test('errors are OpenAI error objects with the right status', async () => {
   const expectError = async (promise, status, check) => {
     await assert.rejects(promise, (e) => {

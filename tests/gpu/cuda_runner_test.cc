@@ -18,6 +18,9 @@
 #include "core/model/cuda/gpt2_fused_decoder.h"
 #include "core/model/gpt2/gpt2_family.h"
 #include "core/model/gpt2/gpt2_model.h"
+#include "core/model/cuda/llama_cuda_decoder.h"
+#include "core/model/llama/llama_model.h"
+#include "core/model/random_checkpoint.h"
 #include "core/model/model_loader.h"
 #include "core/model/prefill_pack.h"
 #include "tests/core/recording_sink.h"
@@ -416,6 +419,102 @@ TEST(CudaRunnerTest, SteadyDecodeNeverSynchronizes) {
   }
   EXPECT_GT(third->timings.gpu_busy_seconds, 0);
   EXPECT_GE(third->timings.gpu_idle_seconds, 0);
+}
+
+// Llama / Qwen2 / Qwen3 shapes the kernels take (head size 64 or 128,
+// grouped-query attention), small.
+LlamaConfig GpuLlamaConfig(const std::string& type) {
+  LlamaConfig c = *LlamaConfig::Preset(type, "tiny");
+  c.vocab_size = 1000;
+  c.bos_token_id = 1;
+  c.eos_token_ids = {999};
+  c.hidden_size = 256, c.intermediate_size = 512, c.num_hidden_layers = 3;
+  c.num_attention_heads = 4, c.num_key_value_heads = 2;
+  c.head_dim = type == "qwen3" ? 128 : 64;
+  return c;
+}
+
+// The CUDA decoder's kernels (RMSNorm, Q/K norm + RoPE, GQA attention with
+// the K/V append, SwiGLU; the packed-prefill kernel) against LlamaModel's
+// ATen path on the same weights: a pack of mixed lengths, then decode steps
+// of three rows at different positions.
+class LlamaCudaTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LlamaCudaTest, KernelsMatchTheAtenPath) {
+  c10::InferenceMode inference_mode;
+  const LlamaConfig config = GpuLlamaConfig(GetParam());
+  for (at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+    const LlamaWeights weights = LlamaWeights::Random(config, 4).To(dtype, at::kCUDA);
+    LlamaCudaDecoder fast(config, weights);
+    LlamaModel reference(config, weights);
+    ASSERT_TRUE(fast.GraphablePrefill());
+    const auto options = at::TensorOptions().dtype(dtype).device(at::kCUDA);
+    KvCacheShape shape = reference.kv_shape();
+    shape.num_slots = 3;
+    shape.max_context = 256;
+    KvCache a(shape, options), b(shape, options);
+    std::vector<std::vector<int32_t>> prompts;
+    for (int64_t s = 0; s < 3; ++s) {
+      std::vector<int32_t> p;
+      for (int64_t t = 0; t < 9 + 40 * s; ++t) p.push_back((131 * s + 17 * t + 3) % 1000);
+      prompts.push_back(p);
+    }
+    const PrefillPack pack = MakePrefillPack({{0, 0, prompts[0]}, {1, 0, prompts[1]},
+                                              {2, 0, prompts[2]}},
+                                             at::kCUDA, 160, 4);
+    const double tolerance = dtype == at::kFloat ? 1e-4 : 3e-2;
+    const at::Tensor got = fast.PrefillPacked(pack, &a);
+    const at::Tensor want = reference.PrefillPacked(pack, &b);
+    EXPECT_LE(RelativeError(got.narrow(0, 0, 3), want.narrow(0, 0, 3)), tolerance)
+        << c10::toString(dtype);
+    std::vector<int64_t> positions = {9, 49, 89};
+    at::Tensor tokens = got.narrow(0, 0, 3).argmax(-1);
+    const at::Tensor slots = Ids({0, 1, 2});
+    for (int step = 0; step < 6; ++step) {
+      const at::Tensor fast_logits = fast.Decode(slots, tokens, Ids(positions), 0, &a);
+      const at::Tensor ref_logits = reference.Decode(slots, tokens, Ids(positions), 100, &b);
+      EXPECT_LE(RelativeError(fast_logits, ref_logits), tolerance)
+          << "step " << step << " " << c10::toString(dtype);
+      if (dtype == at::kFloat) {
+        EXPECT_TRUE(at::equal(fast_logits.argmax(-1), ref_logits.argmax(-1))) << step;
+      }
+      tokens = ref_logits.argmax(-1);
+      for (int64_t& p : positions) ++p;
+    }
+    // DecodeSlots reads tokens and positions by slot, greedy on the device.
+    const at::Tensor slot_tokens = tokens, slot_positions = Ids(positions);
+    const CausalLm::SlotDecode slotted =
+        fast.DecodeSlots(Ids({2, 0}), slot_tokens, slot_positions, /*greedy=*/true, &a);
+    const at::Tensor expected = reference.Decode(Ids({2, 0}), tokens.index_select(0, Ids({2, 0})),
+                                                 Ids({positions[2], positions[0]}), 100, &b);
+    EXPECT_LE(RelativeError(slotted.logits, expected), tolerance);
+    EXPECT_TRUE(at::equal(slotted.tokens, slotted.logits.argmax(-1)));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, LlamaCudaTest, ::testing::Values("llama", "qwen2", "qwen3"));
+
+// Every engine mode on a Llama checkpoint (written by the family, with the
+// real Llama 3 tokenizer) gives the tokens of synchronous eager.
+TEST(EngineModesTest, LlamaEveryModeGivesTheTokensOfSynchronousEager) {
+  TempDir dir("tandem_gpu_llama_");
+  RandomCheckpointOptions options;
+  options.architecture = "llama";
+  options.preset = "tiny";
+  options.overrides.hidden_size = 256;
+  options.overrides.num_heads = 4;  // head size 64, 2 K/V heads
+  options.overrides.max_positions = 256;
+  ASSERT_TRUE(WriteRandomCheckpoint(dir.path(), options).ok());
+  const std::vector<GenerationRequest> requests = MixedRequests();
+  const auto reference = RunAll(dir.path(), false, false, 8, requests);
+  for (auto [pipelined, graphs] : {std::pair{true, true}, std::pair{false, true}}) {
+    const auto tokens = RunAll(dir.path(), pipelined, graphs, 8, requests);
+    ASSERT_EQ(tokens.size(), requests.size());
+    for (size_t i = 0; i < requests.size(); ++i) {
+      EXPECT_FALSE(reference[i].empty());
+      EXPECT_EQ(tokens[i], reference[i]) << "request " << i << " pipelined=" << pipelined;
+    }
+  }
 }
 
 }  // namespace

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Tandem vs Hugging Face transformers, on the GPU machine.
 
-1. Parity table: for each GPT-2 shape and dtype, writes a random checkpoint
+1. Parity table: for each shape ("gpt2", "gpt2-medium", ... or
+   "ARCH:SIZE" such as "llama:llama-3.2-1b", "qwen2:qwen2.5-0.5b",
+   "qwen3:tiny") and dtype, writes a random checkpoint
    with `tandem-cli make-model` (stored in bf16, so both sides load identical
    values whatever the compute dtype), runs `tandem-parity` (Tandem's real loader and
    model, all prompts decoding together in one batch of mixed lengths) and
-   `transformers.GPT2LMHeadModel.from_pretrained` on the same directory, and
+   transformers' `AutoModelForCausalLM.from_pretrained` (GPT2LMHeadModel,
+   LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM) on the same directory, and
    compares prefill logits (every position), the logits of the first decode
    steps (relative error ||a - b|| / ||b||) and 64 greedy tokens.
 2. --fixture DIR: computes, with transformers only, the expected logits and
@@ -22,7 +25,7 @@ import subprocess
 
 import numpy as np
 import torch
-from transformers import GPT2LMHeadModel
+from transformers import AutoModelForCausalLM, GPT2LMHeadModel
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 TOLERANCE = {"float32": 1e-4, "float16": 2e-2, "bfloat16": 2e-2}
@@ -60,11 +63,12 @@ def parity(args):
     json.dump({"prompts": prompts}, open(prompts_file, "w"))
     rows = []
     fp32_reference = {}  # (size, prompt index) -> transformers float32 outputs
-    print(f"{'size':12} {'dtype':9} {'prefill err':>12} {'decode err':>11} {'tol':>7} greedy (64 tokens x 4 prompts)")
+    print(f"{'size':24} {'dtype':9} {'prefill err':>12} {'decode err':>11} {'tol':>7} greedy (64 tokens x 4 prompts)")
     for size in args.sizes.split(","):
         ckpt = os.path.join(args.workdir, size)
-        subprocess.run([f"{args.bin}/tandem-cli", "make-model", f"--out={ckpt}", f"--size={size}",
-                        "--dtype=bfloat16"], check=True, stdout=subprocess.DEVNULL)
+        arch, preset = size.split(":") if ":" in size else ("gpt2", size)
+        subprocess.run([f"{args.bin}/tandem-cli", "make-model", f"--out={ckpt}", f"--arch={arch}",
+                        f"--size={preset}", "--dtype=bfloat16"], check=True, stdout=subprocess.DEVNULL)
         for dtype in args.dtypes.split(","):
             out = os.path.join(args.workdir, f"{size}-{dtype}.json")
             subprocess.run([f"{args.bin}/tandem-parity", f"--model={ckpt}", f"--prompts={prompts_file}",
@@ -73,7 +77,7 @@ def parity(args):
                            check=True)
             meta = json.load(open(out))
             flat = np.fromfile(out + ".bin", dtype=np.float32).reshape(-1, meta["vocab"])
-            model = GPT2LMHeadModel.from_pretrained(ckpt, torch_dtype=DTYPES[dtype]).cuda().eval()
+            model = AutoModelForCausalLM.from_pretrained(ckpt, torch_dtype=DTYPES[dtype]).cuda().eval()
             prefill_err = decode_err = 0.0
             # 16-bit: both sides against transformers in float32 (the exact
             # model), and transformers' own 16-bit error as the floor.
@@ -106,13 +110,16 @@ def parity(args):
                 divergences.append(first_diff)
             greedy = "identical" if all(d is None for d in divergences) else \
                 "first divergence at step " + ",".join("-" if d is None else str(d) for d in divergences)
-            ok = prefill_err <= TOLERANCE[dtype] and decode_err <= TOLERANCE[dtype]
+            # 16-bit: as close to the exact (fp32) model as transformers' own
+            # 16-bit run is (within 20 %), or within the fixed tolerance of it.
+            ok = (prefill_err <= TOLERANCE[dtype] and decode_err <= TOLERANCE[dtype]) or \
+                (dtype != "float32" and ours_vs_fp32 <= 1.2 * hf_vs_fp32)
             vs_fp32 = "" if dtype == "float32" else \
                 f"  vs fp32: tandem {ours_vs_fp32:.2e}, transformers {hf_vs_fp32:.2e}"
-            print(f"{size:12} {dtype:9} {prefill_err:12.2e} {decode_err:11.2e} {TOLERANCE[dtype]:7.0e} "
+            print(f"{size:24} {dtype:9} {prefill_err:12.2e} {decode_err:11.2e} {TOLERANCE[dtype]:7.0e} "
                   f"{greedy}{'' if ok else '  OVER TOLERANCE'}{vs_fp32}", flush=True)
             rows.append({"size": size, "dtype": dtype, "prefill_rel_err": prefill_err,
-                         "decode_rel_err": decode_err, "tolerance": TOLERANCE[dtype],
+                         "decode_rel_err": decode_err, "tolerance": TOLERANCE[dtype], "ok": ok,
                          "greedy_first_divergence": divergences,
                          "tandem_vs_fp32_rel_err": ours_vs_fp32 if dtype != "float32" else None,
                          "transformers_vs_fp32_rel_err": hf_vs_fp32 if dtype != "float32" else None})

@@ -31,6 +31,8 @@ ABSL_FLAG(tandem::DeviceSpec, device, tandem::DeviceSpec(), "cpu, cuda or cuda:N
 ABSL_FLAG(tandem::DType, dtype, tandem::DType::kFloat32, "float32, float16 or bfloat16");
 ABSL_FLAG(int32_t, new_tokens, 64, "greedy tokens to generate");
 ABSL_FLAG(int32_t, logit_steps, 8, "decode steps whose logits are written");
+ABSL_FLAG(int32_t, max_context, 4096,
+          "KV positions per slot (at most the model's; Llama 3's 131072 would not fit)");
 
 namespace tandem {
 namespace {
@@ -63,7 +65,7 @@ int Main() {
   const int64_t n = static_cast<int64_t>(prompts.size());
   KvCacheShape shape = model.kv_shape();
   shape.num_slots = n;
-  shape.max_context = loaded->max_positions;
+  shape.max_context = std::min<int64_t>(loaded->max_positions, absl::GetFlag(FLAGS_max_context));
   KvCache cache(shape, at::TensorOptions().dtype(*dtype).device(*device));
   const auto longs = at::TensorOptions().dtype(at::kLong);
   nlohmann::json out_prompts = nlohmann::json::array();

@@ -29,7 +29,10 @@ __device__ float BlockReduce(float v, float* scratch) {
   return result;
 }
 
-// One block per (head, row). Scores: one thread per position, reading the key
+// One block per (query head, row); query head h reads K/V head h / (heads /
+// kv_heads). The blocks of one K/V head all append the same new key and
+// value (identical bytes, so the overlapping writes are benign), each
+// before its own barrier. Scores: one thread per position, reading the key
 // with 16-byte loads. Values: D / kVec threads per position, each owning kVec
 // dims; the position groups are summed through shared memory.
 // kHeadDim > 0 fixes head_dim at compile time (64, every GPT-2 size), so the
@@ -40,8 +43,8 @@ __global__ void __launch_bounds__(kThreads)
 DecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
                       T* __restrict__ v_cache, const int64_t* __restrict__ slots,
                       const int64_t* __restrict__ positions, bool positions_by_slot,
-                      T* __restrict__ out, int heads, int runtime_head_dim, int max_context,
-                      float scale) {
+                      T* __restrict__ out, int heads, int kv_heads, int runtime_head_dim,
+                      int max_context, float scale) {
   constexpr int kVec = Vec16<T>::kSize;
   const int head_dim = kHeadDim > 0 ? kHeadDim : runtime_head_dim;
   extern __shared__ float scores[];  // [max_context]
@@ -50,11 +53,13 @@ DecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   __shared__ float scratch[kWarps];
   kernel::AllowNextKernel();
   const int h = blockIdx.x, b = blockIdx.y, tid = threadIdx.x;
+  const int kv_head = h / (heads / kv_heads);
   const int64_t slot = slots[b];
   int64_t position = positions[positions_by_slot ? slot : b];
   if (position > max_context - 1) position = max_context - 1;
   const int length = static_cast<int>(position) + 1;
-  const size_t head_offset = (static_cast<size_t>(slot) * heads + h) * max_context * head_dim;
+  const size_t head_offset =
+      (static_cast<size_t>(slot) * kv_heads + kv_head) * max_context * head_dim;
   T* keys = k_cache + head_offset;
   T* values = v_cache + head_offset;
   // The slot's earlier keys and values were written by earlier steps: start
@@ -65,9 +70,11 @@ DecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
     kernel::PrefetchL2(reinterpret_cast<const char*>(values) + offset);
   }
   kernel::WaitForPreviousKernel();  // qkv comes from the previous kernel
-  const T* q = qkv + static_cast<size_t>(b) * 3 * heads * head_dim + static_cast<size_t>(h) * head_dim;
-  const T* new_key = q + static_cast<size_t>(heads) * head_dim;
-  const T* new_value = new_key + static_cast<size_t>(heads) * head_dim;
+  // Row b of qkv: [heads + 2 kv_heads, head_dim] (queries, keys, values).
+  const T* row = qkv + static_cast<size_t>(b) * (heads + 2 * kv_heads) * head_dim;
+  const T* q = row + static_cast<size_t>(h) * head_dim;
+  const T* new_key = row + static_cast<size_t>(heads + kv_head) * head_dim;
+  const T* new_value = row + static_cast<size_t>(heads + kv_heads + kv_head) * head_dim;
   // Append this step's key and value; the barrier makes them (and the query)
   // visible to the whole block before it reads the slot.
   for (int d = tid; d < head_dim; d += kThreads) {
@@ -128,10 +135,11 @@ DecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
 template <typename T>
 cudaError_t Launch(const void* qkv, void* k, void* v, const int64_t* slots,
                    const int64_t* positions, bool positions_by_slot, void* out, int batch,
-                   int heads, int head_dim, int max_context, float scale, cudaStream_t stream) {
+                   int heads, int kv_heads, int head_dim, int max_context, float scale,
+                   cudaStream_t stream) {
   constexpr int kVec = Vec16<T>::kSize;
   if (head_dim <= 0 || head_dim > kMaxHeadDim || head_dim % kVec != 0 ||
-      kThreads % (head_dim / kVec) != 0) {
+      kThreads % (head_dim / kVec) != 0 || kv_heads <= 0 || heads % kv_heads != 0) {
     return cudaErrorInvalidValue;
   }
   const size_t shared = static_cast<size_t>(max_context) * sizeof(float);
@@ -147,7 +155,8 @@ cudaError_t Launch(const void* qkv, void* k, void* v, const int64_t* slots,
   return kernel::LaunchOverlapped(kernel_function, grid, dim3(kThreads), shared, stream,
                                   static_cast<const T*>(qkv), static_cast<T*>(k),
                                   static_cast<T*>(v), slots, positions, positions_by_slot,
-                                  static_cast<T*>(out), heads, head_dim, max_context, scale);
+                                  static_cast<T*>(out), heads, kv_heads, head_dim, max_context,
+                                  scale);
 }
 
 }  // namespace
@@ -161,13 +170,13 @@ bool DecodeAttentionSupports(KernelDType dtype, int head_dim) {
 cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_cache,
                                   void* v_cache, const int64_t* slots,
                                   const int64_t* positions, bool positions_by_slot, void* out,
-                                  int batch, int heads, int head_dim, int max_context,
-                                  float scale, cudaStream_t stream) {
+                                  int batch, int heads, int kv_heads, int head_dim,
+                                  int max_context, float scale, cudaStream_t stream) {
   if (batch <= 0) return cudaErrorInvalidValue;
   return kernel::WithElementType(dtype, [&](auto type) {
     return Launch<typename decltype(type)::type>(qkv, k_cache, v_cache, slots, positions,
-                                                 positions_by_slot, out, batch, heads, head_dim,
-                                                 max_context, scale, stream);
+                                                 positions_by_slot, out, batch, heads, kv_heads,
+                                                 head_dim, max_context, scale, stream);
   });
 }
 

@@ -18,14 +18,17 @@ enum class KernelDType { kFloat32, kFloat16, kBFloat16 };
 // Rows (decode sequences) the fused linear kernel handles in one launch.
 inline constexpr int kMaxFusedRows = 8;
 
-// For each row b and head h, with slot = slots[b] and p = positions[b], or
-// positions[slot] when `positions_by_slot` (clamped to max_context - 1): first appends the row's new key and value
-// (qkv[b, 1, h, :], qkv[b, 2, h, :]) at position p of the slot, then
-// out[b, h, :] = softmax(q . K[slot, h, t, :] * scale, t <= p) . V[slot, h, t, :]
-// with q = qkv[b, 0, h, :]. Reads only the first p + 1 positions of each
+// For each row b and query head h, with slot = slots[b], p = positions[b],
+// or positions[slot] when `positions_by_slot` (clamped to max_context - 1),
+// and g = h / (H / Hkv) its K/V head (grouped-query attention; g = h when
+// Hkv = H): first appends the row's new key and value (qkv[b, H + g, :],
+// qkv[b, H + Hkv + g, :]) at position p of the slot, then
+// out[b, h, :] = softmax(q . K[slot, g, t, :] * scale, t <= p) . V[slot, g, t, :]
+// with q = qkv[b, h, :]. Reads only the first p + 1 positions of each
 // slot: its cost follows the sequences' lengths, not max_context.
 //
-// Shapes: qkv [B, 3, H, D]; out [B, H, D]; k_cache, v_cache [S, H, L, D];
+// Shapes: qkv [B, H + 2 Hkv, D] (GPT-2's [B, 3, H, D] is Hkv = H); out
+// [B, H, D]; k_cache, v_cache [S, Hkv, L, D];
 // slots [B], positions [B] (or [S]) int64; D as DecodeAttentionSupports
 // allows. Needs L * 4 bytes of dynamic shared memory per block. `slots` and
 // `positions` are read (and the slot's earlier K/V prefetched into L2) before
@@ -35,8 +38,8 @@ inline constexpr int kMaxFusedRows = 8;
 cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_cache,
                                   void* v_cache, const int64_t* slots,
                                   const int64_t* positions, bool positions_by_slot, void* out,
-                                  int batch, int heads, int head_dim, int max_context,
-                                  float scale, cudaStream_t stream);
+                                  int batch, int heads, int kv_heads, int head_dim,
+                                  int max_context, float scale, cudaStream_t stream);
 
 // Whether LaunchDecodeAttention handles this head size (GPT-2's 64 always).
 bool DecodeAttentionSupports(KernelDType dtype, int head_dim);

@@ -57,14 +57,27 @@ void Linear(LinearEpilogue epilogue, const at::Tensor& x, const FusedNorm* norm,
 at::Tensor DecodeAttention(const at::Tensor& qkv, at::Tensor& k_cache, at::Tensor& v_cache,
                            const at::Tensor& slots, const at::Tensor& positions,
                            bool positions_by_slot, double scale) {
+  const int64_t H = qkv.size(2);
+  return GroupedDecodeAttention(qkv.view({qkv.size(0), 3 * H, qkv.size(3)}), H, k_cache,
+                                v_cache, slots, positions, positions_by_slot, scale);
+}
+
+at::Tensor GroupedDecodeAttention(const at::Tensor& qkv, int64_t heads, at::Tensor& k_cache,
+                                  at::Tensor& v_cache, const at::Tensor& slots,
+                                  const at::Tensor& positions, bool positions_by_slot,
+                                  double scale) {
   const at::Tensor rows = qkv.contiguous();  // a no-op for the projection's output
   CheckVectorLoads({&k_cache, &v_cache}, "DecodeAttention");
-  const int64_t B = rows.size(0), H = rows.size(2), D = rows.size(3);
+  const int64_t B = rows.size(0), H = heads, Hkv = k_cache.size(1), D = rows.size(2);
+  if (rows.size(1) != H + 2 * Hkv) {
+    throw std::invalid_argument("DecodeAttention: qkv must hold heads + 2 kv_heads rows");
+  }
   at::Tensor out = at::empty({B, H, D}, rows.options());
   Check(LaunchDecodeAttention(KernelDTypeOf(rows.scalar_type()), rows.data_ptr(),
                               k_cache.data_ptr(), v_cache.data_ptr(), slots.data_ptr<int64_t>(),
                               positions.data_ptr<int64_t>(), positions_by_slot, out.data_ptr(),
-                              static_cast<int>(B), static_cast<int>(H), static_cast<int>(D),
+                              static_cast<int>(B), static_cast<int>(H), static_cast<int>(Hkv),
+                              static_cast<int>(D),
                               static_cast<int>(k_cache.size(2)), static_cast<float>(scale),
                               CurrentStream()),
         "DecodeAttention");

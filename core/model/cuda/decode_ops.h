@@ -21,6 +21,14 @@ at::Tensor DecodeAttention(const at::Tensor& qkv, at::Tensor& k_cache, at::Tenso
                            const at::Tensor& slots, const at::Tensor& positions,
                            bool positions_by_slot, double scale);
 
+// The same for grouped-query attention: qkv [B, heads + 2 kv_heads, D]
+// (queries, then keys, then values), k_cache, v_cache [S, kv_heads, L, D];
+// query head h reads K/V head h / (heads / kv_heads).
+at::Tensor GroupedDecodeAttention(const at::Tensor& qkv, int64_t heads, at::Tensor& k_cache,
+                                  at::Tensor& v_cache, const at::Tensor& slots,
+                                  const at::Tensor& positions, bool positions_by_slot,
+                                  double scale);
+
 // Whether the attention kernel handles this dtype and head size.
 bool AttentionKernelSupports(at::ScalarType dtype, int64_t head_dim);
 

@@ -10,7 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/checkpoint/safetensors_file.h"
-#include "core/checkpoint/safetensors_writer.h"
+#include "core/model/checkpoint_reader.h"
+#include "core/model/checkpoint_writer.h"
 #include "core/model/gpt2/gpt2_config.h"
 #include "core/model/gpt2/gpt2_model.h"
 #include "core/model/gpt2/gpt2_weights.h"
@@ -23,33 +24,6 @@
 
 namespace tandem {
 namespace {
-
-bool FileExists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
-
-std::string BaseName(std::string path) {
-  while (path.size() > 1 && path.back() == '/') path.pop_back();
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-absl::Status WriteText(const std::string& path, absl::string_view text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.close();
-  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
-  return absl::OkStatus();
-}
-
-SafetensorsDType SafetensorsTypeFor(at::ScalarType dtype) {
-  switch (dtype) {
-    case at::kHalf: return SafetensorsDType::kF16;
-    case at::kBFloat16: return SafetensorsDType::kBF16;
-    default: return SafetensorsDType::kF32;
-  }
-}
 
 // The model over `weights` (already on the placement's device and dtype).
 std::unique_ptr<CausalLm> MakeModel(const Gpt2Config& config, Gpt2Weights weights,
@@ -104,10 +78,9 @@ absl::StatusOr<FamilyModel> Gpt2Family::Load(const std::string& dir,
                                              const WeightPlacement& placement) const {
   ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, LoadTokenizer(dir));
   ASSIGN_OR_RETURN(const Gpt2Config config, Gpt2Config::FromFile(dir + "/config.json"));
-  ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsFile> file,
-                   SafetensorsFile::Open(dir + "/model.safetensors"));
+  ASSIGN_OR_RETURN(std::unique_ptr<CheckpointReader> reader, CheckpointReader::Open(dir));
   ASSIGN_OR_RETURN(Gpt2Weights weights,
-                   Gpt2Weights::Load(*file, config, placement.dtype, placement.device));
+                   Gpt2Weights::Load(*reader, config, placement.dtype, placement.device));
   return Describe(BaseName(dir), config, std::move(weights), std::move(tokenizer), placement);
 }
 
@@ -121,8 +94,9 @@ absl::StatusOr<FamilyModel> Gpt2Family::LoadRandom(absl::string_view preset, uin
 }
 
 absl::Status Gpt2Family::WriteRandom(const std::string& dir, absl::string_view preset,
-                                     const ShapeOverrides& overrides, uint64_t seed,
+                                     const RandomCheckpointOptions& options,
                                      at::ScalarType dtype) const {
+  const ShapeOverrides& overrides = options.overrides;
   ASSIGN_OR_RETURN(Gpt2Config config, Gpt2Config::Preset(preset));
   if (overrides.num_layers > 0) config.n_layer = overrides.num_layers;
   if (overrides.hidden_size > 0) config.n_embd = overrides.hidden_size;
@@ -132,29 +106,18 @@ absl::Status Gpt2Family::WriteRandom(const std::string& dir, absl::string_view p
     config.vocab_size = overrides.vocab_size;
     config.bos_token_id = config.eos_token_id = overrides.vocab_size - 1;
   }
-  return WriteRandomGpt2Checkpoint(dir, config, seed, dtype);
+  return WriteRandomGpt2Checkpoint(dir, config, options.seed, dtype, options.max_shard_bytes);
 }
 
 absl::Status WriteRandomGpt2Checkpoint(const std::string& dir, const Gpt2Config& config,
-                                       uint64_t seed, at::ScalarType dtype) {
+                                       uint64_t seed, at::ScalarType dtype,
+                                       int64_t max_shard_bytes) {
   RETURN_IF_ERROR(config.Validate());
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", std::strerror(errno)));
-  }
-  const Gpt2Weights weights = Gpt2Weights::Random(config, seed).To(dtype, at::kCPU);
-  SafetensorsWriter writer;
-  writer.SetMetadata("format", "pt");
-  writer.SetMetadata("tandem_seed", std::to_string(seed));
-  for (const auto& [name, tensor] : weights.Named()) {
-    const at::Tensor t = tensor.contiguous();
-    RETURN_IF_ERROR(writer.Add(name, SafetensorsTypeFor(dtype), t.sizes().vec(),
-                               absl::string_view(static_cast<const char*>(t.data_ptr()),
-                                                 t.numel() * t.element_size())));
-  }
-  RETURN_IF_ERROR(writer.WriteFile(dir + "/model.safetensors"));
-  RETURN_IF_ERROR(WriteText(dir + "/config.json", config.ToJson()));
-  RETURN_IF_ERROR(WriteText(dir + "/vocab.json", EmbeddedGpt2VocabJson()));
-  RETURN_IF_ERROR(WriteText(dir + "/merges.txt", EmbeddedGpt2Merges()));
+  const Gpt2Weights weights = Gpt2Weights::Random(config, seed);
+  RETURN_IF_ERROR(WriteCheckpointTensors(dir, weights.Named(), dtype, seed, max_shard_bytes));
+  RETURN_IF_ERROR(WriteTextFile(dir + "/config.json", config.ToJson()));
+  RETURN_IF_ERROR(WriteTextFile(dir + "/vocab.json", EmbeddedGpt2VocabJson()));
+  RETURN_IF_ERROR(WriteTextFile(dir + "/merges.txt", EmbeddedGpt2Merges()));
   return absl::OkStatus();
 }
 

@@ -27,15 +27,17 @@ class Gpt2Family : public ModelFamily {
   absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(
       const std::string& dir) const override;
   absl::Status WriteRandom(const std::string& dir, absl::string_view preset,
-                           const ShapeOverrides& overrides, uint64_t seed,
+                           const RandomCheckpointOptions& options,
                            at::ScalarType dtype) const override;
 };
 
 // Writes a checkpoint of `config` with random weights from `seed` (stored in
-// `dtype`) in the Hugging Face layout: config.json, model.safetensors,
-// vocab.json and merges.txt (GPT-2's). For tests that need a custom shape.
+// `dtype`) in the Hugging Face layout: config.json, model.safetensors (or
+// shards of at most max_shard_bytes with their index), vocab.json and
+// merges.txt (GPT-2's). For tests that need a custom shape.
 absl::Status WriteRandomGpt2Checkpoint(const std::string& dir, const Gpt2Config& config,
-                                       uint64_t seed, at::ScalarType dtype);
+                                       uint64_t seed, at::ScalarType dtype,
+                                       int64_t max_shard_bytes = 0);
 
 }  // namespace tandem
 

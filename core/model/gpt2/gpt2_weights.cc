@@ -7,77 +7,35 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/model/checkpoint_reader.h"
 
 namespace tandem {
 namespace {
 
-absl::StatusOr<at::ScalarType> TorchType(SafetensorsDType dtype) {
-  switch (dtype) {
-    case SafetensorsDType::kF32: return at::kFloat;
-    case SafetensorsDType::kF16: return at::kHalf;
-    case SafetensorsDType::kBF16: return at::kBFloat16;
-    case SafetensorsDType::kF64: return at::kDouble;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("dtype ", SafetensorsDTypeName(dtype),
-                       " is not a floating-point type"));
-  }
-}
-
-// Reads tensors out of one safetensors file; names the file in errors.
+// Reads GPT-2's tensors with or without the "transformer." prefix.
 class TensorReader {
  public:
-  TensorReader(const SafetensorsFile& file, at::ScalarType dtype, at::Device device)
-      : file_(file), dtype_(dtype), device_(device) {}
-
-  // Finds `name` with or without the "transformer." prefix.
-  const SafetensorsTensor* Find(const std::string& name) const {
-    if (const SafetensorsTensor* t = file_.Find("transformer." + name)) return t;
-    return file_.Find(name);
-  }
+  TensorReader(const CheckpointReader& reader, at::ScalarType dtype, at::Device device)
+      : reader_(reader), dtype_(dtype), device_(device) {}
 
   absl::StatusOr<at::Tensor> Read(const std::string& name,
                                   std::vector<int64_t> shape) const {
-    const SafetensorsTensor* info = Find(name);
-    if (info == nullptr) {
-      return absl::NotFoundError(absl::StrCat(
-          file_.path(), ": tensor \"", name, "\" (or \"transformer.", name,
-          "\") is missing"));
-    }
-    if (info->shape != shape) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          file_.path(), ": tensor \"", info->name, "\" has shape [",
-          absl::StrJoin(info->shape, ", "), "], expected [",
-          absl::StrJoin(shape, ", "), "] from config.json"));
-    }
-    absl::StatusOr<at::ScalarType> source = TorchType(info->dtype);
-    if (!source.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          file_.path(), ": tensor \"", info->name, "\": ", source.status().message()));
-    }
-    at::Tensor host;
-    const auto align = static_cast<uintptr_t>(at::elementSize(*source));
-    if (reinterpret_cast<uintptr_t>(info->data) % align == 0) {
-      // A view of the mapped file; the copy below is the only read.
-      host = at::from_blob(const_cast<void*>(info->data), shape,
-                           at::TensorOptions().dtype(*source));
-    } else {
-      host = at::empty(shape, at::TensorOptions().dtype(*source));
-      std::memcpy(host.data_ptr(), info->data, info->size_bytes);
-    }
-    at::Tensor out = host.to(device_, dtype_, /*non_blocking=*/false, /*copy=*/true);
-    return out;
+    const std::string prefixed = "transformer." + name;
+    if (reader_.Contains(prefixed)) return reader_.Read(prefixed, shape, dtype_, device_);
+    if (reader_.Contains(name)) return reader_.Read(name, shape, dtype_, device_);
+    return absl::NotFoundError(absl::StrCat(reader_.path(), ": tensor \"", name,
+                                            "\" (or \"transformer.", name, "\") is missing"));
   }
 
  private:
-  const SafetensorsFile& file_;
+  const CheckpointReader& reader_;
   at::ScalarType dtype_;
   at::Device device_;
 };
 
 }  // namespace
 
-absl::StatusOr<Gpt2Weights> Gpt2Weights::Load(const SafetensorsFile& file,
+absl::StatusOr<Gpt2Weights> Gpt2Weights::Load(const CheckpointReader& file,
                                               const Gpt2Config& config,
                                               at::ScalarType dtype,
                                               at::Device device) {
@@ -120,7 +78,7 @@ absl::StatusOr<Gpt2Weights> Gpt2Weights::Load(const SafetensorsFile& file,
     absl::Status status = read(name, shape, out);
     if (!status.ok()) return status;
   }
-  if (file.Find("lm_head.weight") != nullptr) {
+  if (file.Contains("lm_head.weight")) {
     absl::StatusOr<at::Tensor> head =
         reader.Read("lm_head.weight", {config.vocab_size, C});
     if (!head.ok()) return head.status();

@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/model/gpt2/gpt2_config.h"
-#include "core/checkpoint/safetensors_file.h"
+#include "core/model/checkpoint_reader.h"
 
 namespace tandem {
 
@@ -38,7 +38,7 @@ struct Gpt2Weights {
   // Loads from a checkpoint, accepting "transformer."-prefixed and bare
   // names and a tied or explicit "lm_head.weight". Errors name the file and
   // tensor (missing, wrong shape, unsupported dtype).
-  static absl::StatusOr<Gpt2Weights> Load(const SafetensorsFile& file,
+  static absl::StatusOr<Gpt2Weights> Load(const CheckpointReader& file,
                                           const Gpt2Config& config,
                                           at::ScalarType dtype, at::Device device);
   // Random weights from `seed` (deterministic on the CPU), roughly following

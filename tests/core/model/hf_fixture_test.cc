@@ -34,7 +34,7 @@ TEST(HfFixtureTest, LogitsAndGreedyTokensMatchTransformers) {
   ASSERT_TRUE(config.ok()) << config.status();
   auto file = SafetensorsFile::Open(kFixture + "/model.safetensors");
   ASSERT_TRUE(file.ok()) << file.status();
-  auto weights = Gpt2Weights::Load(**file, *config, at::kFloat, at::kCPU);
+  auto weights = Gpt2Weights::Load(**CheckpointReader::Open(kFixture), *config, at::kFloat, at::kCPU);
   ASSERT_TRUE(weights.ok()) << weights.status();
   const Gpt2Model model(*config, *std::move(weights));
   const auto& prompts = expected["prompts"];

@@ -11,6 +11,7 @@
 #include "core/checkpoint/safetensors_file.h"
 #include "core/checkpoint/safetensors_writer.h"
 #include "core/model/gpt2/gpt2_family.h"
+#include "core/model/checkpoint_reader.h"
 #include "core/model/gpt2/gpt2_weights.h"
 #include "core/model/random_checkpoint.h"
 #include "tests/core/temp_dir.h"
@@ -51,7 +52,7 @@ TEST_F(CheckpointTest, WrittenCheckpointLoadsBackToTheSameWeights) {
   ASSERT_TRUE(file.ok()) << file.status();
   EXPECT_NE((*file)->Find("transformer.h.1.attn.c_attn.weight"), nullptr);
   EXPECT_EQ((*file)->Find("lm_head.weight"), nullptr);  // tied, as save_pretrained writes
-  auto loaded = Gpt2Weights::Load(**file, config, at::kFloat, at::kCPU);
+  auto loaded = Gpt2Weights::Load(**CheckpointReader::Open(dir_), config, at::kFloat, at::kCPU);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   const Gpt2Weights expected = Gpt2Weights::Random(config, 11);
   const auto a = loaded->Named(), b = expected.Named();
@@ -80,7 +81,7 @@ TEST_F(CheckpointTest, MissingTensorIsNamedWithTheFile) {
   config.n_layer = 3;  // the file has two layers
   auto file = SafetensorsFile::Open(dir_ + "/model.safetensors");
   ASSERT_TRUE(file.ok());
-  auto loaded = Gpt2Weights::Load(**file, config, at::kFloat, at::kCPU);
+  auto loaded = Gpt2Weights::Load(**CheckpointReader::Open(dir_), config, at::kFloat, at::kCPU);
   ASSERT_FALSE(loaded.ok());
   EXPECT_THAT(loaded.status().message(), HasSubstr("model.safetensors"));
   EXPECT_THAT(loaded.status().message(), HasSubstr("h.2.ln_1.weight"));
@@ -93,7 +94,7 @@ TEST_F(CheckpointTest, WrongShapeIsNamedWithTheFile) {
   config.n_head = 8;
   auto file = SafetensorsFile::Open(dir_ + "/model.safetensors");
   ASSERT_TRUE(file.ok());
-  auto loaded = Gpt2Weights::Load(**file, config, at::kFloat, at::kCPU);
+  auto loaded = Gpt2Weights::Load(**CheckpointReader::Open(dir_), config, at::kFloat, at::kCPU);
   ASSERT_FALSE(loaded.ok());
   EXPECT_THAT(loaded.status().message(), HasSubstr("transformer.wte.weight"));
   EXPECT_THAT(loaded.status().message(), HasSubstr("[300, 64]"));
@@ -128,7 +129,7 @@ TEST_F(CheckpointTest, AcceptsBareNamesAndAnExplicitLmHead) {
   auto file = SafetensorsFile::Open(dir_ + "/model.safetensors");
   ASSERT_TRUE(file.ok());
   EXPECT_NE((*file)->Find("h.0.ln_1.weight"), nullptr);
-  auto loaded = Gpt2Weights::Load(**file, config, at::kFloat, at::kCPU);
+  auto loaded = Gpt2Weights::Load(**CheckpointReader::Open(dir_), config, at::kFloat, at::kCPU);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ASSERT_TRUE(loaded->lm_head.defined());
   EXPECT_TRUE(at::equal(loaded->lm_head, weights.lm_head));
@@ -167,7 +168,7 @@ TEST_F(CheckpointTest, TheFamilyComesFromConfigJsonAndAnUnknownOneIsNamed) {
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(unknown.status().message(), HasSubstr("config.json"));
   EXPECT_THAT(unknown.status().message(), HasSubstr("\"mamba\" is not supported"));
-  EXPECT_THAT(unknown.status().message(), HasSubstr("supported: gpt2"));
+  EXPECT_THAT(unknown.status().message(), HasSubstr("supported: gpt2, llama, qwen2, qwen3"));
 }
 
 TEST_F(CheckpointTest, MakeModelWritesEachPresetAndRefusesUnknownOnes) {

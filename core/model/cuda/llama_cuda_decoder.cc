@@ -1,0 +1,81 @@
+#include "core/model/cuda/llama_cuda_decoder.h"
+
+#include <cmath>
+#include <tuple>
+#include <utility>
+
+#include "core/model/cuda/decode_ops.h"
+#include "core/model/cuda/llama_ops.h"
+#include "core/model/cuda/prefill_attention.h"
+
+namespace tandem {
+
+LlamaCudaDecoder::LlamaCudaDecoder(LlamaConfig config, LlamaWeights weights)
+    : model_(std::move(config), std::move(weights)) {
+  const at::ScalarType dtype = model_.weights().embed_tokens.scalar_type();
+  const int64_t D = model_.config().head_dim;
+  decode_kernels_ = AttentionKernelSupports(dtype, D);
+  prefill_kernel_ = decode_kernels_ && PrefillAttentionSupports(dtype, D);
+}
+
+at::Tensor LlamaCudaDecoder::PrefillPacked(const PrefillPack& pack, KvCache* cache,
+                                           bool all_logits) const {
+  if (!prefill_kernel_) return model_.PrefillPacked(pack, cache, all_logits);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(model_.config().head_dim));
+  return model_.PrefillWithAttention(
+      pack, cache, all_logits,
+      [scale](int64_t layer, const at::Tensor& q, const PrefillPack& p, KvCache* c) {
+        return PrefillAttention(q, c->keys(layer), c->values(layer), p, scale)
+            .view({q.size(0), -1});
+      });
+}
+
+at::Tensor LlamaCudaDecoder::Decode(const at::Tensor& slots, const at::Tensor& tokens,
+                                    const at::Tensor& positions, int64_t attend_len,
+                                    KvCache* cache) const {
+  if (!decode_kernels_) return model_.Decode(slots, tokens, positions, attend_len, cache);
+  return Step(slots, tokens, positions, /*by_slot=*/false, /*greedy=*/false, cache).logits;
+}
+
+CausalLm::SlotDecode LlamaCudaDecoder::DecodeSlots(const at::Tensor& slots,
+                                                   const at::Tensor& slot_tokens,
+                                                   const at::Tensor& slot_positions,
+                                                   bool greedy, KvCache* cache) const {
+  if (!decode_kernels_) {
+    return CausalLm::DecodeSlots(slots, slot_tokens, slot_positions, greedy, cache);
+  }
+  return Step(slots, slot_tokens, slot_positions, /*by_slot=*/true, greedy, cache);
+}
+
+CausalLm::SlotDecode LlamaCudaDecoder::Step(const at::Tensor& slots, const at::Tensor& tokens,
+                                            const at::Tensor& positions, bool by_slot,
+                                            bool greedy, KvCache* cache) const {
+  const LlamaConfig& c = model_.config();
+  const LlamaWeights& w = model_.weights();
+  const int64_t B = slots.size(0), Hq = c.num_attention_heads, Hkv = c.num_key_value_heads,
+                D = c.head_dim;
+  const double eps = c.rms_norm_eps, scale = 1.0 / std::sqrt(static_cast<double>(D));
+  const at::Tensor index = by_slot ? slots : at::Tensor();  // how positions are read
+  at::Tensor x = at::embedding(w.embed_tokens, by_slot ? tokens.index_select(0, slots) : tokens);
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    const LlamaLayerWeights& l = w.layers[i];
+    const at::Tensor h = FusedRmsNorm(x, l.input_norm, eps);
+    at::Tensor qkv = (l.qkv_bias.defined() ? at::addmm(l.qkv_bias, h, l.qkv_weight.t())
+                                           : at::mm(h, l.qkv_weight.t()))
+                         .view({B, Hq + 2 * Hkv, D});
+    QkNormRope(qkv, Hq, l.q_norm, l.k_norm, eps, model_.rope().inv_freq(), index, positions,
+               cache->max_context() - 1);
+    const at::Tensor attn = GroupedDecodeAttention(qkv, Hq, cache->keys(i), cache->values(i),
+                                                   slots, positions, by_slot, scale)
+                                .view({B, Hq * D});
+    x = at::addmm(x, attn, l.o_weight.t());  // + the residual, in the GEMM
+    const at::Tensor gate_up = at::mm(FusedRmsNorm(x, l.post_norm, eps), l.gate_up_weight.t());
+    x = at::addmm(x, SwiGlu(gate_up), l.down_weight.t());
+  }
+  const at::Tensor& head = w.lm_head.defined() ? w.lm_head : w.embed_tokens;
+  SlotDecode out{at::mm(FusedRmsNorm(x, w.norm, eps), head.t()).to(at::kFloat)};
+  if (greedy) std::tie(out.tokens, out.logprobs) = GreedyTokens(out.logits);
+  return out;
+}
+
+}  // namespace tandem

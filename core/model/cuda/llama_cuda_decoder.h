@@ -1,0 +1,59 @@
+// Llama / Qwen2 / Qwen3 on CUDA through Tandem's kernels and cuBLAS (CUDA
+// builds only).
+#ifndef TANDEM_CORE_MODEL_CUDA_LLAMA_CUDA_DECODER_H_
+#define TANDEM_CORE_MODEL_CUDA_LLAMA_CUDA_DECODER_H_
+
+#include <cstdint>
+
+#include <ATen/ATen.h>
+
+#include "core/model/causal_lm.h"
+#include "core/model/kv_cache.h"
+#include "core/model/llama/llama_config.h"
+#include "core/model/llama/llama_model.h"
+#include "core/model/llama/llama_weights.h"
+
+namespace tandem {
+
+// A LlamaModel whose decode step is, per layer: RMSNorm (kernel); Q/K/V
+// projection (cuBLAS, bias fused for Qwen2); Q/K norm (Qwen3) + RoPE in
+// place (kernel); grouped-query attention with the K/V append (kernel);
+// output projection + residual (one cuBLAS addmm); RMSNorm; gate/up
+// projection (cuBLAS); SwiGLU (kernel); down projection + residual (addmm).
+// Then the final RMSNorm, the LM head (cuBLAS) and the greedy kernel. No
+// host synchronization: CudaRunner captures it in CUDA graphs. Prefill is
+// LlamaModel's packed forward with the packed-prefill attention kernel
+// (GQA), graphable. Owns the model. Threading: engine thread only.
+class LlamaCudaDecoder : public CausalLm {
+ public:
+  // `weights` on a CUDA device. Dtypes or head sizes the attention kernels
+  // do not handle fall back to LlamaModel's ATen path.
+  LlamaCudaDecoder(LlamaConfig config, LlamaWeights weights);
+
+  KvCacheShape kv_shape() const override { return model_.kv_shape(); }
+  at::Tensor PrefillPacked(const PrefillPack& pack, KvCache* cache,
+                           bool all_logits = false) const override;
+  bool GraphablePrefill() const override { return prefill_kernel_; }
+  // `attend_len` is ignored on the kernel path (each slot's own length).
+  at::Tensor Decode(const at::Tensor& slots, const at::Tensor& tokens,
+                    const at::Tensor& positions, int64_t attend_len,
+                    KvCache* cache) const override;
+  SlotDecode DecodeSlots(const at::Tensor& slots, const at::Tensor& slot_tokens,
+                         const at::Tensor& slot_positions, bool greedy,
+                         KvCache* cache) const override;
+
+  const LlamaModel& model() const { return model_; }
+
+ private:
+  // `tokens` and `positions` are per row [B], or per slot [S] when `by_slot`.
+  SlotDecode Step(const at::Tensor& slots, const at::Tensor& tokens,
+                  const at::Tensor& positions, bool by_slot, bool greedy, KvCache* cache) const;
+
+  LlamaModel model_;
+  bool decode_kernels_ = false;  // the dtype and head size suit the decode kernels
+  bool prefill_kernel_ = false;  // ... and the packed-prefill attention kernel
+};
+
+}  // namespace tandem
+
+#endif  // TANDEM_CORE_MODEL_CUDA_LLAMA_CUDA_DECODER_H_
