@@ -166,8 +166,14 @@ for step in "$@"; do
         done
       } > "$OUT/openai.txt" 2>&1
       kill $server; wait $server
-      $bin/tandem-bench --batch=64 --prompt_tokens=128 --new_tokens=256 \
-          --modes=double_buffered_graphs --out="$OUT/openai-bench.jsonl" >> "$OUT/openai.txt" 2>&1
+      # The in-process reference at the same N and lengths: chat prompts are
+      # longer (random ids re-tokenized as text, plus the template): the mean
+      # prompt length the chat run reported.
+      chat_prompt=$(python3 -c "import json; rows = [json.loads(l) for l in open('$OUT/openai-chat-64.jsonl') if 'summary' not in l]; print(round(sum(r['prompt_tokens'] for r in rows) / len(rows)))")
+      for prompt in 128 $chat_prompt; do
+        $bin/tandem-bench --batch=64 --prompt_tokens=$prompt --new_tokens=256 \
+            --modes=double_buffered_graphs --out="$OUT/openai-bench.jsonl" >> "$OUT/openai.txt" 2>&1
+      done
       grep -E "^##|^requests|^TTFT|^ITL|^gpt2" "$OUT/openai.txt" ;;
     llama)
       # Llama / Qwen2 / Qwen3 against transformers at a tiny shape and the
