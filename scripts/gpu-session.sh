@@ -31,6 +31,7 @@
 #              at N = 64 with the same lengths (the in-process reference)
 #   llama      Llama / Qwen2 / Qwen3 parity against transformers (tiny and real
 #              shapes), tandem-bench and transformers' generate at Llama-3.2-1B
+#   llamabench tandem-bench alone at the Llama-3.2-1B shape (N = 1, 64)
 #   llamaprofile  per-kernel times (Nsight Compute) of a Llama-3.2-1B decode step
 #   prevbench  the bench step on the previous build: the tree in .prev/ (made here with
 #              `git archive REV | tar -x -C .prev`, carried), built in build-prev
@@ -103,6 +104,11 @@ for step in "$@"; do
           > "$OUT/ncu.csv" 2> "$OUT/ncu.err"
       python3 scripts/bench/kernel_times.py "$OUT/ncu.csv" --last 70 --order "$OUT/ncu-order.txt" \
           | cut -c1-150 | head -30 ;;
+    llamabench)
+      $bin/tandem-bench --arch=llama --size=llama-3.2-1b --batch=1,64 \
+          --modes=double_buffered_graphs --out="$OUT/bench-llama.jsonl" \
+          > "$OUT/bench-llama.txt" 2>&1
+      table "$OUT/bench-llama.txt" ;;
     llamaprofile)
       # Per-kernel time of one decode step of the Llama-3.2-1B shape (bf16),
       # N = 1 and 64: 16 layers x 9 kernels and the head.

@@ -157,10 +157,14 @@ cudaError_t LaunchFusedLinear(KernelDType dtype, LinearEpilogue epilogue, const 
                               const void* weight, const void* bias, void* out, int rows, int K,
                               int N, cudaStream_t stream) {
   if (rows < 1 || rows > kMaxFusedRows || K <= 0 || N <= 0) return cudaErrorInvalidValue;
-  // Only GPT-2's patterns are compiled: the residual projections take no
-  // LayerNorm, the others do.
+  // The patterns compiled: GPT-2's (the residual projections take no
+  // LayerNorm, the others do) and a plain kBias without one (Llama's
+  // projections, whose RMSNorm runs before them).
   const bool norm = norm_weight != nullptr && norm_bias != nullptr;
-  if (norm != (epilogue != LinearEpilogue::kBiasResidual)) return cudaErrorInvalidValue;
+  if ((epilogue == LinearEpilogue::kBiasResidual && norm) ||
+      (epilogue == LinearEpilogue::kBiasGelu && !norm)) {
+    return cudaErrorInvalidValue;
+  }
   return WithElementType(dtype, [&](auto type) {
     using T = typename decltype(type)::type;
     if (K % Vec16<T>::kSize != 0) return cudaErrorInvalidValue;
@@ -168,7 +172,9 @@ cudaError_t LaunchFusedLinear(KernelDType dtype, LinearEpilogue epilogue, const 
   return LaunchLinearRows<T, NORM, E>(x, norm_weight, norm_bias, eps, weight, bias, out, rows, \
                                       K, N, stream)
     switch (epilogue) {
-      case LinearEpilogue::kBias: TANDEM_EPILOGUE(true, LinearEpilogue::kBias);
+      case LinearEpilogue::kBias:
+        if (!norm) TANDEM_EPILOGUE(false, LinearEpilogue::kBias);
+        TANDEM_EPILOGUE(true, LinearEpilogue::kBias);
       case LinearEpilogue::kBiasGelu: TANDEM_EPILOGUE(true, LinearEpilogue::kBiasGelu);
       case LinearEpilogue::kBiasResidual: TANDEM_EPILOGUE(false, LinearEpilogue::kBiasResidual);
     }

@@ -53,8 +53,9 @@ enum class LinearEpilogue {
 
 // out[m, n] = epilogue(sum_k x'[m, k] * weight[n, k]) for m < rows, n < N,
 // where x' = T(layer_norm(x) * norm_weight + norm_bias) (the LayerNorm that
-// precedes the projection, fused; eps as given) for kBias and kBiasGelu, and
-// x' = x for kBiasResidual, whose norm pointers are null. Rounding to T
+// precedes the projection, fused; eps as given) for kBiasGelu and for kBias
+// with norm pointers, and x' = x for kBiasResidual and kBias whose norm
+// pointers are null. Rounding to T
 // happens where ATen rounds on the CUDA reference path (layer_norm, addmm, or
 // cuBLASLt's addmm with its GELU epilogue, which applies GELU before
 // rounding; + add), so results match it up to summation order. x [rows, K]; weight [N, K]

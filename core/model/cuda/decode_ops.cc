@@ -104,6 +104,13 @@ at::Tensor NormLinear(const at::Tensor& x, const FusedNorm& norm, const at::Tens
   return out;
 }
 
+at::Tensor SmallBatchLinear(const at::Tensor& x, const at::Tensor& weight_nk,
+                            const at::Tensor& bias) {
+  at::Tensor out = at::empty({x.size(0), weight_nk.size(0)}, x.options());
+  Linear(LinearEpilogue::kBias, x, nullptr, weight_nk, &bias, out);
+  return out;
+}
+
 void LinearAddResidual(const at::Tensor& x, const at::Tensor& weight_nk, const at::Tensor& bias,
                        at::Tensor& residual) {
   Linear(LinearEpilogue::kBiasResidual, x, nullptr, weight_nk, &bias, residual);

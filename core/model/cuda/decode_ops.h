@@ -49,6 +49,11 @@ struct FusedNorm {
 at::Tensor NormLinear(const at::Tensor& x, const FusedNorm& norm, const at::Tensor& weight_nk,
                       const at::Tensor& bias, bool gelu);
 
+// [B, N] = T(x @ weight_nk^T + bias) for x [B, K], B <= kMaxFusedRows, with
+// no norm (one warp per output column: the GEMV path for small batches).
+at::Tensor SmallBatchLinear(const at::Tensor& x, const at::Tensor& weight_nk,
+                            const at::Tensor& bias);
+
 // residual [B, N] += T(x @ weight_nk^T + bias), in place; x [B, K].
 void LinearAddResidual(const at::Tensor& x, const at::Tensor& weight_nk, const at::Tensor& bias,
                        at::Tensor& residual);

@@ -16,6 +16,12 @@ LlamaCudaDecoder::LlamaCudaDecoder(LlamaConfig config, LlamaWeights weights)
   const int64_t D = model_.config().head_dim;
   decode_kernels_ = AttentionKernelSupports(dtype, D);
   prefill_kernel_ = decode_kernels_ && PrefillAttentionSupports(dtype, D);
+  const LlamaConfig& c = model_.config();
+  const auto options = model_.weights().embed_tokens.options();
+  const int64_t q = (int64_t{c.num_attention_heads} + 2 * c.num_key_value_heads) * c.head_dim;
+  zero_hidden_ = at::zeros({c.hidden_size}, options);
+  zero_gate_up_ = at::zeros({2 * int64_t{c.intermediate_size}}, options);
+  zero_qkv_ = at::zeros({q}, options);
 }
 
 at::Tensor LlamaCudaDecoder::PrefillPacked(const PrefillPack& pack, KvCache* cache,
@@ -56,18 +62,29 @@ CausalLm::SlotDecode LlamaCudaDecoder::Step(const at::Tensor& slots, const at::T
                 D = c.head_dim;
   const double eps = c.rms_norm_eps, scale = 1.0 / std::sqrt(static_cast<double>(D));
   const at::Tensor index = by_slot ? slots : at::Tensor();  // how positions are read
+  // Up to kMaxFusedRows rows: the fused linear kernel (GEMV-like, one warp
+  // per output column); more: cuBLAS.
+  const bool small = B <= kMaxFusedRows;
   at::Tensor x = at::embedding(w.embed_tokens, by_slot ? tokens.index_select(0, slots) : tokens);
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     const LlamaLayerWeights& l = w.layers[i];
     const at::Tensor h = FusedRmsNorm(x, l.input_norm, eps);
-    at::Tensor qkv = (l.qkv_bias.defined() ? at::addmm(l.qkv_bias, h, l.qkv_weight.t())
-                                           : at::mm(h, l.qkv_weight.t()))
+    const at::Tensor& qkv_bias = l.qkv_bias.defined() ? l.qkv_bias : zero_qkv_;
+    at::Tensor qkv = (small ? SmallBatchLinear(h, l.qkv_weight, qkv_bias)
+                            : at::addmm(qkv_bias, h, l.qkv_weight.t()))
                          .view({B, Hq + 2 * Hkv, D});
     QkNormRope(qkv, Hq, l.q_norm, l.k_norm, eps, model_.rope().inv_freq(), index, positions,
                cache->max_context() - 1);
     const at::Tensor attn = GroupedDecodeAttention(qkv, Hq, cache->keys(i), cache->values(i),
                                                    slots, positions, by_slot, scale)
                                 .view({B, Hq * D});
+    if (small) {
+      LinearAddResidual(attn, l.o_weight, zero_hidden_, x);  // x += o_proj(attn), in place
+      const at::Tensor gate_up =
+          SmallBatchLinear(FusedRmsNorm(x, l.post_norm, eps), l.gate_up_weight, zero_gate_up_);
+      LinearAddResidual(SwiGlu(gate_up), l.down_weight, zero_hidden_, x);
+      continue;
+    }
     x = at::addmm(x, attn, l.o_weight.t());  // + the residual, in the GEMM
     const at::Tensor gate_up = at::mm(FusedRmsNorm(x, l.post_norm, eps), l.gate_up_weight.t());
     x = at::addmm(x, SwiGlu(gate_up), l.down_weight.t());

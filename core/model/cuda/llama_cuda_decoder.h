@@ -16,10 +16,13 @@
 namespace tandem {
 
 // A LlamaModel whose decode step is, per layer: RMSNorm (kernel); Q/K/V
-// projection (cuBLAS, bias fused for Qwen2); Q/K norm (Qwen3) + RoPE in
+// projection (bias fused for Qwen2); Q/K norm (Qwen3) + RoPE in
 // place (kernel); grouped-query attention with the K/V append (kernel);
-// output projection + residual (one cuBLAS addmm); RMSNorm; gate/up
-// projection (cuBLAS); SwiGLU (kernel); down projection + residual (addmm).
+// output projection + residual; RMSNorm; gate/up projection; SwiGLU
+// (kernel); down projection + residual. Projections of up to kMaxFusedRows
+// rows run on the fused linear kernel (one warp per output column, the
+// residual added in its epilogue); larger batches on cuBLAS (the residual
+// added by addmm).
 // Then the final RMSNorm, the LM head (cuBLAS) and the greedy kernel. No
 // host synchronization: CudaRunner captures it in CUDA graphs. Prefill is
 // LlamaModel's packed forward with the packed-prefill attention kernel
@@ -50,6 +53,9 @@ class LlamaCudaDecoder : public CausalLm {
                   const at::Tensor& positions, bool by_slot, bool greedy, KvCache* cache) const;
 
   LlamaModel model_;
+  // Zero biases for the fused linear kernel (Llama has none): [C], [2I],
+  // and [Q] when the model has no Q/K/V bias.
+  at::Tensor zero_hidden_, zero_gate_up_, zero_qkv_;
   bool decode_kernels_ = false;  // the dtype and head size suit the decode kernels
   bool prefill_kernel_ = false;  // ... and the packed-prefill attention kernel
 };
