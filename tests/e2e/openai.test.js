@@ -105,6 +105,34 @@ test('a seed gives the same text twice, and the tokens the gRPC API gives', asyn
   a.choices[0].logprobs.token_logprobs.forEach((lp, i) => assert.ok(Math.abs(lp - grpcLogprobs[i]) < 1e-5));
 });
 
+test('streamed log-probabilities are the whole response\'s, chunk by chunk', async () => {
+  const request = { model, prompt: 'Once upon a time', max_tokens: 9, temperature: 0.7, seed: 99, ignore_eos: true, logprobs: 0 };
+  const whole = await client.completions.create(request);
+  const tokens = [];
+  const values = [];
+  let text = '';
+  for await (const chunk of await client.completions.create({ ...request, stream: true })) {
+    for (const c of chunk.choices) {
+      text += c.text;
+      if (c.logprobs) { tokens.push(...c.logprobs.tokens); values.push(...c.logprobs.token_logprobs); }
+    }
+  }
+  assert.equal(text, whole.choices[0].text);
+  assert.deepEqual(tokens, whole.choices[0].logprobs.tokens);
+  assert.equal(values.length, 9);
+  values.forEach((v, i) => assert.ok(Math.abs(v - whole.choices[0].logprobs.token_logprobs[i]) < 1e-6));
+  assert.ok(values.every((v) => v <= 0 && Number.isFinite(v)));
+  // Chat: the same per token under choices[].logprobs.content.
+  const messages = [{ role: 'user', content: 'Hi' }];
+  const chatWhole = await client.chat.completions.create({ model, messages, max_tokens: 5, temperature: 0, ignore_eos: true, logprobs: true });
+  const streamed = [];
+  for await (const chunk of await client.chat.completions.create({ model, messages, max_tokens: 5, temperature: 0, ignore_eos: true, logprobs: true, stream: true })) {
+    for (const c of chunk.choices) if (c.logprobs) streamed.push(...c.logprobs.content);
+  }
+  assert.deepEqual(streamed.map((e) => e.token), chatWhole.choices[0].logprobs.content.map((e) => e.token));
+  assert.equal(streamed.length, 5);
+});
+
 test('the gRPC chat entry renders messages as /v1/chat/completions does', async () => {
   const messages = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Name a colour.' }];
   const chat = await client.chat.completions.create({ model, messages, max_tokens: 7, temperature: 0, ignore_eos: true });
