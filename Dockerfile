@@ -120,7 +120,7 @@ RUN ./scripts/install-deps.sh \
 
 FROM ${DEBIAN_REPO}:12-slim AS cpu
 RUN apt-get update && apt-get install -y --no-install-recommends \
-      libtorch1.13 libgrpc++1.51 libprotobuf32 libre2-9 libprometheus-cpp-core1.0 \
+      libtorch1.13 libgrpc++1.51 libprotobuf32 libprometheus-cpp-core1.0 \
       libcpp-httplib0.11 libutf8proc2 libopenblas0-openmp ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build-cpu /src/build/bin/tandem-server /src/build/bin/tandem-cli /usr/local/bin/
