@@ -56,9 +56,9 @@ ABSL_FLAG(tandem::DType, dtype, tandem::DType::kFloat32,
           "make-model: how the weights are stored: float32, float16 or bfloat16");
 ABSL_FLAG(uint64_t, weights_seed, 20241129, "make-model: seed of the random weights");
 ABSL_FLAG(std::string, tokenizer, "",
-          "make-model (llama, qwen2, qwen3): directory with the real tokenizer.json and "
-          "tokenizer_config.json to copy (empty: third_party/llama3 or qwen3, fetched by "
-          "scripts/install-deps.sh)");
+          "make-model, architectures without a compiled-in tokenizer: directory with the real "
+          "tokenizer.json and tokenizer_config.json to copy (empty: the copy "
+          "scripts/install-deps.sh fetched into third_party/)");
 ABSL_FLAG(int64_t, max_shard_mb, 0,
           "make-model: write the weights as shards of at most this many MiB with "
           "model.safetensors.index.json (0: one model.safetensors)");
