@@ -1,5 +1,7 @@
 #include "core/base/read_file.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -7,6 +9,11 @@
 #include "absl/strings/str_cat.h"
 
 namespace tandem {
+
+bool FileExists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   std::FILE* file = std::fopen(path.c_str(), "rb");

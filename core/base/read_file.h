@@ -12,6 +12,9 @@ namespace tandem {
 // cannot be opened or read; both name the path.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
+// Whether `path` names an existing file or directory.
+bool FileExists(const std::string& path);
+
 }  // namespace tandem
 
 #endif  // TANDEM_CORE_BASE_READ_FILE_H_

@@ -1,7 +1,5 @@
 #include "core/model/checkpoint_reader.h"
 
-#include <sys/stat.h>
-
 #include <cstring>
 #include <utility>
 
@@ -14,11 +12,6 @@
 
 namespace tandem {
 namespace {
-
-bool FileExists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
 
 absl::StatusOr<at::ScalarType> TorchType(SafetensorsDType dtype) {
   switch (dtype) {

@@ -47,11 +47,6 @@ absl::Status CopyFile(const std::string& from, const std::string& to) {
   return WriteTextFile(to, text);
 }
 
-bool FileExists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
-
 std::string BaseName(std::string path) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   const size_t slash = path.rfind('/');

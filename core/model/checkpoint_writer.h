@@ -32,7 +32,6 @@ absl::Status MakeDirectory(const std::string& dir);
 absl::Status WriteTextFile(const std::string& path, absl::string_view text);
 // Copies the file `from` to `to`.
 absl::Status CopyFile(const std::string& from, const std::string& to);
-bool FileExists(const std::string& path);
 // The last component of `path` ("a/b/" -> "b").
 std::string BaseName(std::string path);
 

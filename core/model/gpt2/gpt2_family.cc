@@ -1,13 +1,9 @@
 #include "core/model/gpt2/gpt2_family.h"
 
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/read_file.h"
 #include "core/base/status_macros.h"
 #include "core/checkpoint/safetensors_file.h"
 #include "core/model/checkpoint_reader.h"

@@ -157,6 +157,17 @@ absl::StatusOr<LlamaConfig> LlamaConfig::FromJson(absl::string_view text,
   return c;
 }
 
+absl::StatusOr<std::vector<int32_t>> LlamaConfig::GenerationEos(absl::string_view text,
+                                                                absl::string_view source) {
+  const Json json = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": not a JSON object"));
+  }
+  std::vector<int32_t> ids;
+  RETURN_IF_ERROR(ReadIds(json, "eos_token_id", source, &ids));
+  return ids;
+}
+
 absl::StatusOr<LlamaConfig> LlamaConfig::FromFile(const std::string& path) {
   ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
   return FromJson(text, path);

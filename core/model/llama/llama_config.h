@@ -52,6 +52,10 @@ struct LlamaConfig {
   // activations other than silu are errors naming the field.
   static absl::StatusOr<LlamaConfig> FromJson(absl::string_view json, absl::string_view source);
   static absl::StatusOr<LlamaConfig> FromFile(const std::string& path);
+  // generation_config.json's eos_token_id (an id or a list; empty when
+  // absent), parsed as config.json's is.
+  static absl::StatusOr<std::vector<int32_t>> GenerationEos(absl::string_view json,
+                                                            absl::string_view source);
   // A named size of `model_type`: "tiny" (tests) or a real model's shape
   // ("llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b", "qwen2.5-0.5b",
   // "qwen2.5-1.5b", "qwen3-0.6b", "qwen3-1.7b").

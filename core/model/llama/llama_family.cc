@@ -35,25 +35,14 @@ absl::StatusOr<std::vector<int32_t>> GenerationEos(const std::string& dir) {
   const std::string path = dir + "/generation_config.json";
   if (!FileExists(path)) return std::vector<int32_t>{};
   ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
-  const nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not a JSON object"));
-  }
-  std::vector<int32_t> ids;
-  const auto eos = json.find("eos_token_id");
-  if (eos == json.end() || eos->is_null()) return ids;
-  if (eos->is_number_integer()) return std::vector<int32_t>{eos->get<int32_t>()};
-  if (!eos->is_array()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": \"eos_token_id\" must be an integer or a list of them"));
-  }
-  for (const nlohmann::json& id : *eos) {
-    if (!id.is_number_integer()) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": \"eos_token_id\" must list integers"));
-    }
-    ids.push_back(id.get<int32_t>());
-  }
-  return ids;
+  return LlamaConfig::GenerationEos(text, path);
+}
+
+// dir/tokenizer.json with dir/tokenizer_config.json when there is one.
+absl::StatusOr<std::unique_ptr<BpeTokenizer>> LoadBpe(const std::string& dir) {
+  const std::string config = dir + "/tokenizer_config.json";
+  return BpeTokenizer::FromFiles(dir + "/tokenizer.json",
+                                 FileExists(config) ? config : std::string());
 }
 
 // The checkpoint's chat template: tokenizer_config.json's chat_template,
@@ -89,10 +78,7 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> LlamaFamily::LoadTokenizer(
     return absl::FailedPreconditionError(
         absl::StrCat(model_type_, " has no compiled-in tokenizer: load a checkpoint directory"));
   }
-  const std::string config = dir + "/tokenizer_config.json";
-  ASSIGN_OR_RETURN(std::unique_ptr<BpeTokenizer> tokenizer,
-                   BpeTokenizer::FromFiles(dir + "/tokenizer.json",
-                                           FileExists(config) ? config : std::string()));
+  ASSIGN_OR_RETURN(std::unique_ptr<BpeTokenizer> tokenizer, LoadBpe(dir));
   return std::unique_ptr<Tokenizer>(std::move(tokenizer));
 }
 
@@ -105,11 +91,7 @@ absl::StatusOr<FamilyModel> LlamaFamily::Load(const std::string& dir,
   }
   ASSIGN_OR_RETURN(std::vector<int32_t> eos, GenerationEos(dir));
   if (!eos.empty()) config.eos_token_ids = eos;
-  const std::string tokenizer_config = dir + "/tokenizer_config.json";
-  ASSIGN_OR_RETURN(std::unique_ptr<BpeTokenizer> tokenizer,
-                   BpeTokenizer::FromFiles(dir + "/tokenizer.json",
-                                           FileExists(tokenizer_config) ? tokenizer_config
-                                                                        : std::string()));
+  ASSIGN_OR_RETURN(std::unique_ptr<BpeTokenizer> tokenizer, LoadBpe(dir));
   if (config.eos_token_ids.empty() && tokenizer->eos_token_id().has_value()) {
     config.eos_token_ids = {*tokenizer->eos_token_id()};
   }

@@ -29,8 +29,8 @@ KvCacheShape LlamaModel::kv_shape() const {
   return shape;
 }
 
-LlamaModel::Qkv LlamaModel::Project(int64_t layer, const at::Tensor& h,
-                                    const at::Tensor& positions, int64_t rows) const {
+LlamaModel::Qkv LlamaModel::Project(int64_t layer, const at::Tensor& h, const at::Tensor& cos,
+                                    const at::Tensor& sin, int64_t rows) const {
   const LlamaLayerWeights& w = weights_.layers[layer];
   const int64_t D = config_.head_dim, Hq = config_.num_attention_heads,
                 Hkv = config_.num_key_value_heads;
@@ -43,7 +43,6 @@ LlamaModel::Qkv LlamaModel::Project(int64_t layer, const at::Tensor& h,
     out.q = RmsNorm(out.q, w.q_norm, config_.rms_norm_eps);
     out.k = RmsNorm(out.k, w.k_norm, config_.rms_norm_eps);
   }
-  const auto [cos, sin] = rope_.CosSin(positions, h.scalar_type());
   out.q = RotaryEmbedding::Apply(out.q, cos, sin);
   out.k = RotaryEmbedding::Apply(out.k, cos, sin);
   return out;
@@ -77,10 +76,11 @@ at::Tensor LlamaModel::PrefillWithAttention(const PrefillPack& pack, KvCache* ca
   const int64_t T = pack.num_tokens, P = pack.padded_tokens;
   const at::Tensor positions = pack.positions.narrow(0, 0, T);
   at::Tensor x = at::embedding(weights_.embed_tokens, pack.tokens);  // [P, C]
+  const auto [cos, sin] = rope_.CosSin(positions, x.scalar_type());
   for (int64_t i = 0; i < config_.num_hidden_layers; ++i) {
     const at::Tensor h = RmsNorm(x, weights_.layers[i].input_norm, config_.rms_norm_eps);
     // Only the real rows [0, T) reach the cache and attention.
-    const Qkv qkv = Project(i, h, positions, T);
+    const Qkv qkv = Project(i, h, cos, sin, T);
     cache->keys(i).index_put_({pack.slots, Slice(), positions}, qkv.k);
     cache->values(i).index_put_({pack.slots, Slice(), positions}, qkv.v);
     at::Tensor attn = attention ? attention(i, qkv.q, pack, cache)
@@ -141,9 +141,10 @@ at::Tensor LlamaModel::Decode(const at::Tensor& slots, const at::Tensor& tokens,
   const int64_t B = tokens.size(0);
   const at::Tensor positions = raw_positions.clamp_max(cache->max_context() - 1);
   at::Tensor x = at::embedding(weights_.embed_tokens, tokens);  // [B, C]
+  const auto [cos, sin] = rope_.CosSin(positions, x.scalar_type());
   for (int64_t i = 0; i < config_.num_hidden_layers; ++i) {
     const at::Tensor h = RmsNorm(x, weights_.layers[i].input_norm, config_.rms_norm_eps);
-    const Qkv qkv = Project(i, h, positions, B);
+    const Qkv qkv = Project(i, h, cos, sin, B);
     cache->keys(i).index_put_({slots, Slice(), positions}, qkv.k);
     cache->values(i).index_put_({slots, Slice(), positions}, qkv.v);
     x = FinishBlock(i, x, GatherAttention(i, qkv.q, slots, positions, attend_len, cache));

@@ -52,9 +52,10 @@ class LlamaModel : public CausalLm {
     at::Tensor q;     // [N, Hq, D], normed (Qwen3) and rotated
     at::Tensor k, v;  // [N, Hkv, D]
   };
-  // Layer `layer`'s projections of the normed rows h [N, C] at `positions`
-  // [N], the first `rows` of them.
-  Qkv Project(int64_t layer, const at::Tensor& h, const at::Tensor& positions,
+  // Layer `layer`'s projections of the first `rows` of the normed rows
+  // h [N, C], rotated by cos / sin [rows, D] (RotaryEmbedding::CosSin of
+  // their positions, computed once per forward for every layer).
+  Qkv Project(int64_t layer, const at::Tensor& h, const at::Tensor& cos, const at::Tensor& sin,
               int64_t rows) const;
   // Causal attention of each segment's queries over its slot: [T, Hq D].
   at::Tensor SegmentAttention(int64_t layer, const at::Tensor& q, const PrefillPack& pack,
