@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "core/base/logging.h"
+#include "core/model/cuda/cuda_support.h"
 
 namespace tandem {
 namespace {
@@ -26,10 +27,6 @@ std::vector<int64_t> Buckets(int64_t largest) {
     buckets.push_back(std::min(b, largest));
     if (b >= largest) return buckets;
   }
-}
-
-at::Tensor Pinned(int64_t n, at::ScalarType dtype) {
-  return at::zeros({n}, at::TensorOptions().dtype(dtype).pinned_memory(true));
 }
 
 std::vector<PrefillSegment> SegmentsOf(const std::vector<PrefillItem>& items) {
@@ -57,8 +54,8 @@ CudaPrefiller::CudaPrefiller(const CausalLm* model, KvCache* cache, SlotState* s
   longs_ = at::zeros({rows_offset_ + 5 * S}, at::TensorOptions().dtype(at::kLong).device(device));
   floats_ = at::zeros({3 * S}, at::TensorOptions().dtype(at::kFloat).device(device));
   for (int p = 0; p < 2; ++p) {
-    staged_longs_[p] = Pinned(longs_.numel(), at::kLong);
-    staged_floats_[p] = Pinned(floats_.numel(), at::kFloat);
+    staged_longs_[p] = PinnedBuffer(longs_.numel(), at::kLong);
+    staged_floats_[p] = PinnedBuffer(floats_.numel(), at::kFloat);
   }
 }
 

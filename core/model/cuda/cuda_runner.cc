@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/model/cuda/cuda_support.h"
 #include "core/model/cuda/decode_ops.h"
 #include "core/model/cuda/decode_kernels.h"
 #include "core/base/logging.h"
@@ -18,20 +19,10 @@
 namespace tandem {
 namespace {
 
-void Check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    throw std::runtime_error(absl::StrCat(what, ": ", cudaGetErrorString(status)));
-  }
-}
-
 double ElapsedSeconds(cudaEvent_t from, cudaEvent_t to) {
   float ms = 0;
-  Check(cudaEventElapsedTime(&ms, from, to), "cudaEventElapsedTime");
+  CheckCuda(cudaEventElapsedTime(&ms, from, to), "cudaEventElapsedTime");
   return ms / 1000.0;
-}
-
-at::Tensor Pinned(int64_t n, at::ScalarType dtype) {
-  return at::empty({n}, at::TensorOptions().dtype(dtype).pinned_memory(true));
 }
 
 }  // namespace
@@ -61,14 +52,14 @@ CudaRunner::CudaRunner(ModelDescription description, std::unique_ptr<CausalLm> m
   current_slots_.assign(buckets_.back(), scratch_slot_);
   const int64_t rows = 2 * states;
   for (int p = 0; p < 2; ++p) {
-    pinned_slots_[p] = Pinned(buckets_.back(), at::kLong);
-    pinned_tokens_[p] = Pinned(rows, at::kLong);
-    pinned_logprobs_[p] = Pinned(rows, at::kFloat);
+    pinned_slots_[p] = PinnedBuffer(buckets_.back(), at::kLong);
+    pinned_tokens_[p] = PinnedBuffer(rows, at::kLong);
+    pinned_logprobs_[p] = PinnedBuffer(rows, at::kFloat);
   }
   for (Events& e : events_) {
-    Check(cudaEventCreate(&e.start), "cudaEventCreate");
-    Check(cudaEventCreate(&e.mid), "cudaEventCreate");
-    Check(cudaEventCreate(&e.end), "cudaEventCreate");
+    CheckCuda(cudaEventCreate(&e.start), "cudaEventCreate");
+    CheckCuda(cudaEventCreate(&e.mid), "cudaEventCreate");
+    CheckCuda(cudaEventCreate(&e.end), "cudaEventCreate");
   }
   // The state above, the weights and the KV slots were written on the
   // default stream; the step and capture streams must see them.
@@ -169,16 +160,16 @@ absl::Status CudaRunner::Launch(const StepPlan& plan) {
     const Events& events = events_[index % 4];
     if (index > 0) {
       // Device-side ordering after the previous step; the host does not wait.
-      Check(cudaStreamWaitEvent(stream.stream(), events_[(index - 1) % 4].end, 0),
+      CheckCuda(cudaStreamWaitEvent(stream.stream(), events_[(index - 1) % 4].end, 0),
             "cudaStreamWaitEvent");
     }
-    Check(cudaEventRecord(events.start, stream.stream()), "cudaEventRecord");
+    CheckCuda(cudaEventRecord(events.start, stream.stream()), "cudaEventRecord");
     const auto row = static_cast<int64_t>(plan.prefills.size());
     if (row > 0) {
       const SampledTensors prefilled = prefiller_->Run(plan.prefills, parity);
       CopyRows({prefilled.tokens, prefilled.logprobs}, row, 0, parity);
     }
-    Check(cudaEventRecord(events.mid, stream.stream()), "cudaEventRecord");
+    CheckCuda(cudaEventRecord(events.mid, stream.stream()), "cudaEventRecord");
     const auto rows = static_cast<int64_t>(plan.decodes.size());
     if (rows > 0) {
       const int64_t bucket = BucketFor(rows);
@@ -204,7 +195,7 @@ absl::Status CudaRunner::Launch(const StepPlan& plan) {
         CopyRows(DecodeRows(bucket, greedy), rows, row, parity);
       }
     }
-    Check(cudaEventRecord(events.end, stream.stream()), "cudaEventRecord");
+    CheckCuda(cudaEventRecord(events.end, stream.stream()), "cudaEventRecord");
     in_flight_.push_back({index, static_cast<int>(plan.prefills.size()),
                           static_cast<int>(rows), plan.follows_idle});
     return absl::OkStatus();
@@ -220,7 +211,7 @@ absl::StatusOr<StepOutput> CudaRunner::Collect() {
   try {
     const Events& events = events_[step.index % 4];
     const absl::Time wait_start = absl::Now();
-    Check(cudaEventSynchronize(events.end), "cudaEventSynchronize");
+    CheckCuda(cudaEventSynchronize(events.end), "cudaEventSynchronize");
     StepOutput output;
     output.timings.host_wait_seconds = absl::ToDoubleSeconds(absl::Now() - wait_start);
     output.timings.prefill_seconds = ElapsedSeconds(events.start, events.mid);

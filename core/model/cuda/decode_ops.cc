@@ -5,27 +5,10 @@
 #include <stdexcept>
 #include <string>
 
-#include <c10/cuda/CUDAStream.h>
+#include "core/model/cuda/cuda_support.h"
 
 namespace tandem {
 namespace {
-
-KernelDType KernelDTypeOf(at::ScalarType type) {
-  switch (type) {
-    case at::kFloat: return KernelDType::kFloat32;
-    case at::kHalf: return KernelDType::kFloat16;
-    case at::kBFloat16: return KernelDType::kBFloat16;
-    default: throw std::invalid_argument("decode kernels: unsupported dtype");
-  }
-}
-
-cudaStream_t CurrentStream() { return c10::cuda::getCurrentCUDAStream().stream(); }
-
-void Check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
-  }
-}
 
 // The kernels read these tensors with 16-byte vector loads.
 void CheckVectorLoads(std::initializer_list<const at::Tensor*> tensors, const char* what) {
@@ -42,7 +25,7 @@ void Linear(LinearEpilogue epilogue, const at::Tensor& x, const FusedNorm* norm,
             const at::Tensor& weight_nk, const at::Tensor* bias, at::Tensor& out) {
   CheckVectorLoads({&x, &weight_nk}, "fused linear");
   if (norm != nullptr) CheckVectorLoads({&norm->weight, &norm->bias}, "fused linear");
-  Check(LaunchFusedLinear(KernelDTypeOf(x.scalar_type()), epilogue, x.data_ptr(),
+  CheckCuda(LaunchFusedLinear(KernelDTypeOf(x.scalar_type()), epilogue, x.data_ptr(),
                           norm ? norm->weight.data_ptr() : nullptr,
                           norm ? norm->bias.data_ptr() : nullptr,
                           norm ? static_cast<float>(norm->eps) : 0.0f, weight_nk.data_ptr(),
@@ -73,7 +56,7 @@ at::Tensor GroupedDecodeAttention(const at::Tensor& qkv, int64_t heads, at::Tens
     throw std::invalid_argument("DecodeAttention: qkv must hold heads + 2 kv_heads rows");
   }
   at::Tensor out = at::empty({B, H, D}, rows.options());
-  Check(LaunchDecodeAttention(KernelDTypeOf(rows.scalar_type()), rows.data_ptr(),
+  CheckCuda(LaunchDecodeAttention(KernelDTypeOf(rows.scalar_type()), rows.data_ptr(),
                               k_cache.data_ptr(), v_cache.data_ptr(), slots.data_ptr<int64_t>(),
                               positions.data_ptr<int64_t>(), positions_by_slot, out.data_ptr(),
                               static_cast<int>(B), static_cast<int>(H), static_cast<int>(Hkv),
@@ -119,7 +102,7 @@ void LinearAddResidual(const at::Tensor& x, const at::Tensor& weight_nk, const a
 at::Tensor LayerNorm(const at::Tensor& x, const FusedNorm& norm) {
   CheckVectorLoads({&x, &norm.weight, &norm.bias}, "LayerNorm");
   at::Tensor out = at::empty_like(x);
-  Check(LaunchLayerNorm(KernelDTypeOf(x.scalar_type()), x.data_ptr(), norm.weight.data_ptr(),
+  CheckCuda(LaunchLayerNorm(KernelDTypeOf(x.scalar_type()), x.data_ptr(), norm.weight.data_ptr(),
                         norm.bias.data_ptr(), static_cast<float>(norm.eps), out.data_ptr(),
                         static_cast<int>(x.size(0)), static_cast<int>(x.size(1)),
                         CurrentStream()),
@@ -130,7 +113,7 @@ at::Tensor LayerNorm(const at::Tensor& x, const FusedNorm& norm) {
 at::Tensor LmHeadLogits(const at::Tensor& x, const at::Tensor& weight_nk) {
   CheckVectorLoads({&x, &weight_nk}, "LM head");
   at::Tensor logits = at::empty({x.size(0), weight_nk.size(0)}, x.options().dtype(at::kFloat));
-  Check(LaunchLmHead(KernelDTypeOf(x.scalar_type()), x.data_ptr(), weight_nk.data_ptr(),
+  CheckCuda(LaunchLmHead(KernelDTypeOf(x.scalar_type()), x.data_ptr(), weight_nk.data_ptr(),
                      logits.data_ptr<float>(), static_cast<int>(x.size(0)),
                      static_cast<int>(x.size(1)), static_cast<int>(weight_nk.size(0)),
                      CurrentStream()),
@@ -144,7 +127,7 @@ at::Tensor EmbedTokens(const at::Tensor& wte, const at::Tensor& wpe, const at::T
   const bool by_slot = slots.defined();
   const int64_t B = by_slot ? slots.size(0) : tokens.size(0), C = wte.size(1);
   at::Tensor x = at::empty({B, C}, wte.options());
-  Check(LaunchEmbedTokens(KernelDTypeOf(wte.scalar_type()), wte.data_ptr(), wpe.data_ptr(),
+  CheckCuda(LaunchEmbedTokens(KernelDTypeOf(wte.scalar_type()), wte.data_ptr(), wpe.data_ptr(),
                           by_slot ? slots.data_ptr<int64_t>() : nullptr,
                           tokens.data_ptr<int64_t>(), positions.data_ptr<int64_t>(),
                           max_position, x.data_ptr(), static_cast<int>(B),
@@ -158,7 +141,7 @@ std::pair<at::Tensor, at::Tensor> GreedyTokens(const at::Tensor& raw_logits) {
   const int64_t B = logits.size(0);
   at::Tensor tokens = at::empty({B}, logits.options().dtype(at::kLong));
   at::Tensor logprobs = at::empty({B}, logits.options());
-  Check(LaunchGreedyTokens(logits.data_ptr<float>(), static_cast<int>(B),
+  CheckCuda(LaunchGreedyTokens(logits.data_ptr<float>(), static_cast<int>(B),
                            static_cast<int>(logits.size(1)), tokens.data_ptr<int64_t>(),
                            logprobs.data_ptr<float>(), CurrentStream()),
         "GreedyTokens");
@@ -167,7 +150,7 @@ std::pair<at::Tensor, at::Tensor> GreedyTokens(const at::Tensor& raw_logits) {
 
 void AdvanceSlots(const SlotStatePointers& state, const at::Tensor& slots,
                   const at::Tensor& tokens) {
-  Check(LaunchAdvanceSlots(state, slots.data_ptr<int64_t>(), tokens.data_ptr<int64_t>(),
+  CheckCuda(LaunchAdvanceSlots(state, slots.data_ptr<int64_t>(), tokens.data_ptr<int64_t>(),
                            static_cast<int>(slots.size(0)), CurrentStream()),
         "AdvanceSlots");
 }

@@ -1,40 +1,17 @@
 #include "core/model/cuda/llama_ops.h"
 
 #include <stdexcept>
-#include <string>
 
-#include <c10/cuda/CUDAStream.h>
-
+#include "core/model/cuda/cuda_support.h"
 #include "core/model/cuda/llama_kernels.h"
 
 namespace tandem {
-namespace {
-
-KernelDType KernelDTypeOf(const at::Tensor& t) {
-  switch (t.scalar_type()) {
-    case at::kFloat: return KernelDType::kFloat32;
-    case at::kHalf: return KernelDType::kFloat16;
-    case at::kBFloat16: return KernelDType::kBFloat16;
-    default: throw std::invalid_argument("llama kernels: unsupported dtype");
-  }
-}
-
-void Check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
-  }
-}
-
-cudaStream_t Stream() { return c10::cuda::getCurrentCUDAStream().stream(); }
-
-}  // namespace
-
 at::Tensor FusedRmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps) {
   const at::Tensor in = x.contiguous();
   at::Tensor out = at::empty_like(in);
-  Check(LaunchRmsNorm(KernelDTypeOf(in), in.data_ptr(), weight.data_ptr(),
+  CheckCuda(LaunchRmsNorm(KernelDTypeOf(in.scalar_type()), in.data_ptr(), weight.data_ptr(),
                       static_cast<float>(eps), out.data_ptr(), static_cast<int>(in.size(0)),
-                      static_cast<int>(in.size(1)), Stream()),
+                      static_cast<int>(in.size(1)), CurrentStream()),
         "RmsNorm");
   return out;
 }
@@ -46,14 +23,14 @@ void QkNormRope(at::Tensor& qkv, int64_t heads, const at::Tensor& q_norm,
     throw std::invalid_argument("QkNormRope: qkv must be contiguous, inv_freq float32");
   }
   const int64_t rows = qkv.size(0), D = qkv.size(2), kv_heads = (qkv.size(1) - heads) / 2;
-  Check(LaunchQkNormRope(KernelDTypeOf(qkv), qkv.data_ptr(),
+  CheckCuda(LaunchQkNormRope(KernelDTypeOf(qkv.scalar_type()), qkv.data_ptr(),
                          q_norm.defined() ? q_norm.data_ptr() : nullptr,
                          k_norm.defined() ? k_norm.data_ptr() : nullptr, static_cast<float>(eps),
                          inv_freq.data_ptr<float>(),
                          slots.defined() ? slots.data_ptr<int64_t>() : nullptr,
                          positions.data_ptr<int64_t>(), max_position, static_cast<int>(rows),
                          static_cast<int>(heads), static_cast<int>(kv_heads),
-                         static_cast<int>(D), Stream()),
+                         static_cast<int>(D), CurrentStream()),
         "QkNormRope");
 }
 
@@ -61,8 +38,8 @@ at::Tensor SwiGlu(const at::Tensor& gate_up) {
   const at::Tensor in = gate_up.contiguous();
   const int64_t rows = in.size(0), inner = in.size(1) / 2;
   at::Tensor out = at::empty({rows, inner}, in.options());
-  Check(LaunchSwiGlu(KernelDTypeOf(in), in.data_ptr(), out.data_ptr(), static_cast<int>(rows),
-                     static_cast<int>(inner), Stream()),
+  CheckCuda(LaunchSwiGlu(KernelDTypeOf(in.scalar_type()), in.data_ptr(), out.data_ptr(),
+                           static_cast<int>(rows), static_cast<int>(inner), CurrentStream()),
         "SwiGlu");
   return out;
 }

@@ -3,8 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include <c10/cuda/CUDAStream.h>
-
+#include "core/model/cuda/cuda_support.h"
 #include "core/model/cuda/prefill_attention_kernel.h"
 
 namespace tandem {
@@ -44,10 +43,8 @@ at::Tensor PrefillAttention(const at::Tensor& q, const at::Tensor& k_cache,
       pack.tiles.data_ptr<int64_t>(), static_cast<int>(pack.num_tiles), out.data_ptr(),
       static_cast<int>(heads), static_cast<int>(k_cache.size(1)), static_cast<int>(head_dim),
       static_cast<int>(k_cache.size(2)), static_cast<float>(scale),
-      c10::cuda::getCurrentCUDAStream().stream());
-  if (status != cudaSuccess) {
-    throw std::runtime_error(std::string("prefill attention: ") + cudaGetErrorString(status));
-  }
+      CurrentStream());
+  CheckCuda(status, "prefill attention");
   return out;
 }
 
