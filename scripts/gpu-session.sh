@@ -17,7 +17,7 @@
 #   parity     tests/parity/hf_parity.py (every size and dtype against transformers;
 #              PARITY_SIZES=gpt2 for the small one only)
 #   tokenizer  tests/parity/hf_tokenizer.py (the corpus against GPT2TokenizerFast)
-#   profile    Nsight Compute kernel times of a steady N=1 decode step
+#   profile    Nsight Compute kernel times of one steady GPT-2 small decode step, N = 1 and 64
 #   loadgen    tandem-loadgen through gRPC against tandem-server (GPT-2 small bf16, 64 slots):
 #              64 x (128 prompt, 256 output) at once, 1 x 128, and Poisson arrivals
 #   prefill    tandem-bench --prefill: bursts of K prompts x L tokens submitted together
@@ -33,6 +33,7 @@
 #              shapes), tandem-bench and transformers' generate at Llama-3.2-1B
 #   llamabench tandem-bench alone at the Llama-3.2-1B shape (N = 1, 64)
 #   llamaprofile  per-kernel times (Nsight Compute) of a Llama-3.2-1B decode step
+#   prefillprofile  per-kernel times of the smallest prefill step (GPT-2 small)
 #   prevbench  the bench step on the previous build: the tree in .prev/ (made here with
 #              `git archive REV | tar -x -C .prev`, carried), built in build-prev
 set -uo pipefail
@@ -53,6 +54,20 @@ start_server() {
     $bin/tandem-cli info --server=127.0.0.1:50161 --timeout=1s >/dev/null 2>&1 && break
     sleep 0.5
   done
+}
+# Per-kernel GPU time of one steady decode step (the 100th of the runner's
+# life: TANDEM_PROFILE_DECODE_STEP brackets it with cudaProfilerStart/Stop),
+# Nsight Compute at the GPU's own clocks, caches not flushed; CSV in $1.csv,
+# the table on stdout and in $1.txt. The rest: tandem-bench flags.
+profile_step() {
+  local out=$1; shift
+  TANDEM_PROFILE_DECODE_STEP=100 ncu --profile-from-start off --graph-profiling node \
+      --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
+      $bin/tandem-bench "$@" --modes=double_buffered_graphs --new_tokens=128 \
+      > "$out.csv" 2> "$out.err"
+  python3 scripts/bench/kernel_times.py "$out.csv" --last 100000 --order "$out-order.txt" \
+      | cut -c1-150 > "$out.txt"
+  head -30 "$out.txt"
 }
 # Builds the previous tree (.prev/) once per machine.
 build_prev() {
@@ -99,25 +114,30 @@ for step in "$@"; do
     tokenizer)
       python3 tests/parity/hf_tokenizer.py > "$OUT/tokenizer.txt" 2>&1; tail -1 "$OUT/tokenizer.txt" ;;
     profile)
-      ncu --graph-profiling node --metrics gpu__time_duration.sum --csv \
+      # GPT-2 small, N = 1 and 64 (see profile_step).
+      for n in 1 64; do
+        echo "## N=$n"
+        profile_step "$OUT/ncu-gpt2-$n" --batch=$n
+      done ;;
+    prefillprofile)
+      # Per-kernel time of the smallest prefill step (one token, GPT-2 small;
+      # the start-up's fixed-cost measurement, TANDEM_PROFILE_PREFILL).
+      TANDEM_PROFILE_PREFILL=1 ncu --profile-from-start off --graph-profiling node \
+          --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
           $bin/tandem-bench --batch=1 --modes=double_buffered_graphs --new_tokens=4 \
-          > "$OUT/ncu.csv" 2> "$OUT/ncu.err"
-      python3 scripts/bench/kernel_times.py "$OUT/ncu.csv" --last 70 --order "$OUT/ncu-order.txt" \
-          | cut -c1-150 | head -30 ;;
+          > "$OUT/ncu-prefill.csv" 2> "$OUT/ncu-prefill.err"
+      python3 scripts/bench/kernel_times.py "$OUT/ncu-prefill.csv" --last 100000 \
+          --order "$OUT/ncu-prefill-order.txt" | cut -c1-150 | tee "$OUT/ncu-prefill.txt" | head -30 ;;
     llamabench)
       $bin/tandem-bench --arch=llama --size=llama-3.2-1b --batch=1,64 \
           --modes=double_buffered_graphs --out="$OUT/bench-llama.jsonl" \
           > "$OUT/bench-llama.txt" 2>&1
       table "$OUT/bench-llama.txt" ;;
     llamaprofile)
-      # Per-kernel time of one decode step of the Llama-3.2-1B shape (bf16),
-      # N = 1 and 64: 16 layers x 9 kernels and the head.
+      # Llama-3.2-1B shape (bf16), N = 1 and 64.
       for n in 1 64; do
-        ncu --graph-profiling node --metrics gpu__time_duration.sum --csv \
-            $bin/tandem-bench --arch=llama --size=llama-3.2-1b --batch=$n \
-            --modes=double_buffered_graphs --new_tokens=4 > "$OUT/ncu-llama-$n.csv" 2> "$OUT/ncu-llama-$n.err"
         echo "## N=$n"
-        python3 scripts/bench/kernel_times.py "$OUT/ncu-llama-$n.csv" --last 152 | cut -c1-150 | head -24
+        profile_step "$OUT/ncu-llama-$n" --arch=llama --size=llama-3.2-1b --batch=$n
       done ;;
     loadgen)
       start_server "$OUT/loadgen-server.log"

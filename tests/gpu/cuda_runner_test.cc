@@ -429,7 +429,9 @@ LlamaConfig GpuLlamaConfig(const std::string& type) {
   c.bos_token_id = 1;
   c.eos_token_ids = {999};
   c.hidden_size = 256, c.intermediate_size = 512, c.num_hidden_layers = 3;
-  c.num_attention_heads = 4, c.num_key_value_heads = 2;
+  // Query heads per K/V head: 4 (Llama 3's), 7 (Qwen2.5-0.5B's), 2.
+  c.num_attention_heads = type == "llama" ? 8 : type == "qwen2" ? 14 : 4;
+  c.num_key_value_heads = 2;
   c.head_dim = type == "qwen3" ? 128 : 64;
   return c;
 }
@@ -437,11 +439,12 @@ LlamaConfig GpuLlamaConfig(const std::string& type) {
 // The CUDA decoder's kernels (RMSNorm, Q/K norm + RoPE, GQA attention with
 // the K/V append, SwiGLU; the packed-prefill kernel) against LlamaModel's
 // ATen path on the same weights: a pack of mixed lengths, then decode steps
-// of three rows at different positions.
+// of 12 and of 3 rows at different positions.
 class LlamaCudaTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(LlamaCudaTest, KernelsMatchTheAtenPath) {
   c10::InferenceMode inference_mode;
+  constexpr int64_t kSlots = 12;
   const LlamaConfig config = GpuLlamaConfig(GetParam());
   for (at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
     const LlamaWeights weights = LlamaWeights::Random(config, 4).To(dtype, at::kCUDA);
@@ -450,43 +453,54 @@ TEST_P(LlamaCudaTest, KernelsMatchTheAtenPath) {
     ASSERT_TRUE(fast.GraphablePrefill());
     const auto options = at::TensorOptions().dtype(dtype).device(at::kCUDA);
     KvCacheShape shape = reference.kv_shape();
-    shape.num_slots = 3;
+    shape.num_slots = kSlots;
     shape.max_context = 256;
     KvCache a(shape, options), b(shape, options);
-    std::vector<std::vector<int32_t>> prompts;
-    for (int64_t s = 0; s < 3; ++s) {
-      std::vector<int32_t> p;
-      for (int64_t t = 0; t < 9 + 40 * s; ++t) p.push_back((131 * s + 17 * t + 3) % 1000);
-      prompts.push_back(p);
+    std::vector<std::vector<int32_t>> prompts(kSlots);  // the segments' token spans
+    std::vector<PrefillSegment> segments;
+    for (int64_t s = 0; s < kSlots; ++s) {
+      for (int64_t t = 0; t < 9 + 13 * s; ++t) {
+        prompts[s].push_back((131 * s + 17 * t + 3) % 1000);
+      }
+      segments.push_back({s, 0, prompts[s]});
     }
-    const PrefillPack pack = MakePrefillPack({{0, 0, prompts[0]}, {1, 0, prompts[1]},
-                                              {2, 0, prompts[2]}},
-                                             at::kCUDA, 160, 4);
+    const PrefillPack pack = MakePrefillPack(segments, at::kCUDA, 1024, kSlots);
     const double tolerance = dtype == at::kFloat ? 1e-4 : 3e-2;
     const at::Tensor got = fast.PrefillPacked(pack, &a);
     const at::Tensor want = reference.PrefillPacked(pack, &b);
-    EXPECT_LE(RelativeError(got.narrow(0, 0, 3), want.narrow(0, 0, 3)), tolerance)
+    EXPECT_LE(RelativeError(got.narrow(0, 0, kSlots), want.narrow(0, 0, kSlots)), tolerance)
         << c10::toString(dtype);
-    std::vector<int64_t> positions = {9, 49, 89};
-    at::Tensor tokens = got.narrow(0, 0, 3).argmax(-1);
-    const at::Tensor slots = Ids({0, 1, 2});
+    std::vector<int64_t> positions(kSlots);
+    for (int64_t s = 0; s < kSlots; ++s) positions[s] = 9 + 13 * s;
+    at::Tensor tokens = got.narrow(0, 0, kSlots).argmax(-1);  // per slot
+    // Steps alternate between every slot (more rows than the fused kernels
+    // take: cuBLAS, unsplit attention) and three of them (fused, the context
+    // split over a cluster).
     for (int step = 0; step < 6; ++step) {
-      const at::Tensor fast_logits = fast.Decode(slots, tokens, Ids(positions), 0, &a);
-      const at::Tensor ref_logits = reference.Decode(slots, tokens, Ids(positions), 100, &b);
+      const std::vector<int64_t> rows = step % 2 == 0
+                                            ? std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
+                                            : std::vector<int64_t>{11, 0, 6};
+      const at::Tensor slots = Ids(rows);
+      std::vector<int64_t> row_positions;
+      for (int64_t r : rows) row_positions.push_back(positions[r]);
+      const at::Tensor row_tokens = tokens.index_select(0, slots);
+      const at::Tensor fast_logits = fast.Decode(slots, row_tokens, Ids(row_positions), 0, &a);
+      const at::Tensor ref_logits =
+          reference.Decode(slots, row_tokens, Ids(row_positions), 256, &b);
       EXPECT_LE(RelativeError(fast_logits, ref_logits), tolerance)
           << "step " << step << " " << c10::toString(dtype);
       if (dtype == at::kFloat) {
         EXPECT_TRUE(at::equal(fast_logits.argmax(-1), ref_logits.argmax(-1))) << step;
       }
-      tokens = ref_logits.argmax(-1);
-      for (int64_t& p : positions) ++p;
+      tokens.index_copy_(0, slots, ref_logits.argmax(-1));
+      for (int64_t r : rows) ++positions[r];
     }
     // DecodeSlots reads tokens and positions by slot, greedy on the device.
     const at::Tensor slot_tokens = tokens, slot_positions = Ids(positions);
     const CausalLm::SlotDecode slotted =
         fast.DecodeSlots(Ids({2, 0}), slot_tokens, slot_positions, /*greedy=*/true, &a);
     const at::Tensor expected = reference.Decode(Ids({2, 0}), tokens.index_select(0, Ids({2, 0})),
-                                                 Ids({positions[2], positions[0]}), 100, &b);
+                                                 Ids({positions[2], positions[0]}), 256, &b);
     EXPECT_LE(RelativeError(slotted.logits, expected), tolerance);
     EXPECT_TRUE(at::equal(slotted.tokens, slotted.logits.argmax(-1)));
   }

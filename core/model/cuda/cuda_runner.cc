@@ -1,8 +1,11 @@
 #include "core/model/cuda/cuda_runner.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <string>
+
+#include <cuda_profiler_api.h>
 
 #include <c10/core/InferenceMode.h>
 #include <c10/cuda/CUDAFunctions.h>
@@ -25,6 +28,14 @@ double ElapsedSeconds(cudaEvent_t from, cudaEvent_t to) {
   return ms / 1000.0;
 }
 
+// The decode step that TANDEM_PROFILE_DECODE_STEP names (its index among
+// steps with decode rows), or -1: a profiler started with
+// `--profile-from-start off` (ncu, nsys) then records that step alone.
+int64_t ProfiledDecodeStep() {
+  const char* value = std::getenv("TANDEM_PROFILE_DECODE_STEP");
+  return value == nullptr ? -1 : std::atoll(value);
+}
+
 }  // namespace
 
 CudaRunner::CudaRunner(ModelDescription description, std::unique_ptr<CausalLm> model,
@@ -38,6 +49,7 @@ CudaRunner::CudaRunner(ModelDescription description, std::unique_ptr<CausalLm> m
       scratch_slot_(description_.num_slots),
       streams_{c10::cuda::getStreamFromPool(false, device.index()),
                c10::cuda::getStreamFromPool(false, device.index())} {
+  profiled_decode_step_ = ProfiledDecodeStep();
   c10::InferenceMode inference_mode;
   c10::cuda::CUDAGuard device_guard(device_);
   for (int64_t b = 1; b < description_.num_slots; b *= 2) buckets_.push_back(b);
@@ -171,6 +183,8 @@ absl::Status CudaRunner::Launch(const StepPlan& plan) {
     }
     CheckCuda(cudaEventRecord(events.mid, stream.stream()), "cudaEventRecord");
     const auto rows = static_cast<int64_t>(plan.decodes.size());
+    const bool profiled = rows > 0 && decode_steps_++ == profiled_decode_step_;
+    if (profiled) CheckCuda(cudaProfilerStart(), "cudaProfilerStart");
     if (rows > 0) {
       const int64_t bucket = BucketFor(rows);
       bool greedy = true;
@@ -195,6 +209,7 @@ absl::Status CudaRunner::Launch(const StepPlan& plan) {
         CopyRows(DecodeRows(bucket, greedy), rows, row, parity);
       }
     }
+    if (profiled) CheckCuda(cudaProfilerStop(), "cudaProfilerStop");
     CheckCuda(cudaEventRecord(events.end, stream.stream()), "cudaEventRecord");
     in_flight_.push_back({index, static_cast<int>(plan.prefills.size()),
                           static_cast<int>(rows), plan.follows_idle});

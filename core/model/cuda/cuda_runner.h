@@ -122,6 +122,8 @@ class CudaRunner : public ModelRunner {
   std::map<std::pair<int64_t, bool>, std::unique_ptr<DecodeGraph>> graphs_;
   std::deque<InFlight> in_flight_;
   int64_t next_step_ = 0;
+  int64_t decode_steps_ = 0;  // steps launched with decode rows
+  int64_t profiled_decode_step_ = -1;  // see TANDEM_PROFILE_DECODE_STEP
 };
 
 }  // namespace tandem

@@ -1,4 +1,6 @@
-// The decode attention kernel (see LaunchDecodeAttention in decode_kernels.h).
+// The decode attention kernel for up to kMaxFusedRows rows (see
+// LaunchDecodeAttention in decode_kernels.h), and for larger batches without
+// grouped-query attention; larger GQA batches take grouped_attention_kernel.cu's.
 #include <cfloat>
 
 #include "core/model/cuda/decode_kernels.h"
@@ -161,10 +163,10 @@ cudaError_t Launch(const void* qkv, void* k, void* v, const int64_t* slots,
 
 }  // namespace
 
-bool DecodeAttentionSupports(KernelDType dtype, int head_dim) {
+bool DecodeAttentionSupports(KernelDType dtype, int head_dim, int group) {
   const int vec = dtype == KernelDType::kFloat32 ? 4 : 8;
   return head_dim > 0 && head_dim <= kMaxHeadDim && head_dim % vec == 0 &&
-         kThreads % (head_dim / vec) == 0;
+         kThreads % (head_dim / vec) == 0 && GroupedDecodeAttentionSupports(head_dim, group);
 }
 
 cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_cache,
@@ -173,6 +175,11 @@ cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_ca
                                   int batch, int heads, int kv_heads, int head_dim,
                                   int max_context, float scale, cudaStream_t stream) {
   if (batch <= 0) return cudaErrorInvalidValue;
+  if (batch > kMaxFusedRows && heads > kv_heads) {
+    return LaunchGroupedDecodeAttention(dtype, qkv, k_cache, v_cache, slots, positions,
+                                        positions_by_slot, out, batch, heads, kv_heads,
+                                        head_dim, max_context, scale, stream);
+  }
   return kernel::WithElementType(dtype, [&](auto type) {
     return Launch<typename decltype(type)::type>(qkv, k_cache, v_cache, slots, positions,
                                                  positions_by_slot, out, batch, heads, kv_heads,

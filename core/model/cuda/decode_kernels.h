@@ -29,8 +29,11 @@ inline constexpr int kMaxFusedRows = 8;
 //
 // Shapes: qkv [B, H + 2 Hkv, D] (GPT-2's [B, 3, H, D] is Hkv = H); out
 // [B, H, D]; k_cache, v_cache [S, Hkv, L, D];
-// slots [B], positions [B] (or [S]) int64; D as DecodeAttentionSupports
-// allows. Needs L * 4 bytes of dynamic shared memory per block. `slots` and
+// slots [B], positions [B] (or [S]) int64; D and H / Hkv as
+// DecodeAttentionSupports allows. Up to kMaxFusedRows rows, or H = Hkv: one
+// block per (query head, row), L * 4 bytes of dynamic shared memory each
+// (measured faster there); more rows with H > Hkv:
+// LaunchGroupedDecodeAttention. `slots` and
 // `positions` are read (and the slot's earlier K/V prefetched into L2) before
 // waiting for the previous kernel: they must be written before the step's
 // first kernel (see LaunchEmbedTokens), or before a plain launch that
@@ -41,8 +44,25 @@ cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_ca
                                   int batch, int heads, int kv_heads, int head_dim,
                                   int max_context, float scale, cudaStream_t stream);
 
-// Whether LaunchDecodeAttention handles this head size (GPT-2's 64 always).
-bool DecodeAttentionSupports(KernelDType dtype, int head_dim);
+// Whether LaunchDecodeAttention handles this head size and group = H / Hkv
+// query heads per K/V head at every batch size (GPT-2's 64 and 1 always).
+bool DecodeAttentionSupports(KernelDType dtype, int head_dim, int group);
+
+// The same attention for batches of any size, as used above kMaxFusedRows
+// rows with grouped-query attention: one block per (K/V head, row, context slice) takes all the query
+// heads of its K/V head, so each key and value is read once per group; the
+// slices of a row (2 to 4, by batch size) form a thread-block cluster
+// (sm_90) whose first block merges their softmax parts. Needs no dynamic
+// shared memory of L's size.
+cudaError_t LaunchGroupedDecodeAttention(KernelDType dtype, const void* qkv, void* k_cache,
+                                         void* v_cache, const int64_t* slots,
+                                         const int64_t* positions, bool positions_by_slot,
+                                         void* out, int batch, int heads, int kv_heads,
+                                         int head_dim, int max_context, float scale,
+                                         cudaStream_t stream);
+
+// Whether LaunchGroupedDecodeAttention handles head_dim (64, 128) and group (1 to 8).
+bool GroupedDecodeAttentionSupports(int head_dim, int group);
 
 // What the fused linear kernel does after the dot products acc = x' . w.
 enum class LinearEpilogue {

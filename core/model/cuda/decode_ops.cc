@@ -67,9 +67,10 @@ at::Tensor GroupedDecodeAttention(const at::Tensor& qkv, int64_t heads, at::Tens
   return out;
 }
 
-bool AttentionKernelSupports(at::ScalarType dtype, int64_t head_dim) {
+bool AttentionKernelSupports(at::ScalarType dtype, int64_t head_dim, int64_t group) {
   if (dtype != at::kFloat && dtype != at::kHalf && dtype != at::kBFloat16) return false;
-  return DecodeAttentionSupports(KernelDTypeOf(dtype), static_cast<int>(head_dim));
+  return DecodeAttentionSupports(KernelDTypeOf(dtype), static_cast<int>(head_dim),
+                                 static_cast<int>(group));
 }
 
 bool FusedDecodeSupports(at::ScalarType dtype, int64_t channels, int64_t inner,

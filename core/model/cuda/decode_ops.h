@@ -29,8 +29,9 @@ at::Tensor GroupedDecodeAttention(const at::Tensor& qkv, int64_t heads, at::Tens
                                   const at::Tensor& positions, bool positions_by_slot,
                                   double scale);
 
-// Whether the attention kernel handles this dtype and head size.
-bool AttentionKernelSupports(at::ScalarType dtype, int64_t head_dim);
+// Whether the attention kernel handles this dtype, head size and number of
+// query heads per K/V head.
+bool AttentionKernelSupports(at::ScalarType dtype, int64_t head_dim, int64_t group = 1);
 
 // Whether the fused decode kernels handle this dtype and these shapes
 // (hidden size, MLP inner size, head size).

@@ -129,20 +129,36 @@ __device__ __forceinline__ void AllowNextKernel() {
 // above) when `overlap`, else as a plain launch, which starts only after all
 // earlier work in the stream has finished and its writes are visible. Works
 // eagerly and under CUDA graph capture.
+// With cluster > 1, blocks along z form thread-block clusters of that many
+// (Hopper; gridDim.z must be a multiple): they may read each other's shared
+// memory (cooperative_groups::this_cluster()).
 template <typename... Params, typename... Args>
-cudaError_t Launch(bool overlap, void (*kernel)(Params...), dim3 grid, dim3 block,
-                   size_t shared, cudaStream_t stream, Args... args) {
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+cudaError_t LaunchClustered(bool overlap, unsigned cluster, void (*kernel)(Params...), dim3 grid,
+                            dim3 block, size_t shared, cudaStream_t stream, Args... args) {
+  cudaLaunchAttribute attribute[2];
+  int count = 0;
+  if (overlap) {
+    attribute[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[count++].val.programmaticStreamSerializationAllowed = 1;
+  }
+  if (cluster > 1) {
+    attribute[count].id = cudaLaunchAttributeClusterDimension;
+    attribute[count++].val.clusterDim = {1, 1, cluster};
+  }
   cudaLaunchConfig_t config = {};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = shared;
   config.stream = stream;
   config.attrs = attribute;
-  config.numAttrs = overlap ? 1 : 0;
+  config.numAttrs = count;
   return cudaLaunchKernelEx(&config, kernel, args...);
+}
+
+template <typename... Params, typename... Args>
+cudaError_t Launch(bool overlap, void (*kernel)(Params...), dim3 grid, dim3 block,
+                   size_t shared, cudaStream_t stream, Args... args) {
+  return LaunchClustered(overlap, 1, kernel, grid, block, shared, stream, args...);
 }
 
 template <typename... Params, typename... Args>

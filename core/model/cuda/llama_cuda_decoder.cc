@@ -13,10 +13,11 @@ namespace tandem {
 LlamaCudaDecoder::LlamaCudaDecoder(LlamaConfig config, LlamaWeights weights)
     : model_(std::move(config), std::move(weights)) {
   const at::ScalarType dtype = model_.weights().embed_tokens.scalar_type();
-  const int64_t D = model_.config().head_dim;
-  decode_kernels_ = AttentionKernelSupports(dtype, D);
-  prefill_kernel_ = decode_kernels_ && PrefillAttentionSupports(dtype, D);
   const LlamaConfig& c = model_.config();
+  const int64_t D = c.head_dim;
+  decode_kernels_ =
+      AttentionKernelSupports(dtype, D, c.num_attention_heads / c.num_key_value_heads);
+  prefill_kernel_ = AttentionKernelSupports(dtype, D) && PrefillAttentionSupports(dtype, D);
   const auto options = model_.weights().embed_tokens.options();
   const int64_t q = (int64_t{c.num_attention_heads} + 2 * c.num_key_value_heads) * c.head_dim;
   zero_hidden_ = at::zeros({c.hidden_size}, options);

@@ -4,6 +4,8 @@
 #include <climits>
 #include <cmath>
 
+#include <cooperative_groups.h>
+
 #include "core/model/cuda/decode_kernels.h"
 #include "core/model/cuda/kernel_math.cuh"
 #include "core/model/cuda/projection.cuh"
@@ -15,7 +17,10 @@ using kernel::kChunk;
 using kernel::kLinearWarps;
 using kernel::WarpSum;
 
-constexpr int kGreedyThreads = 1024;
+namespace cg = cooperative_groups;
+
+constexpr int kGreedyThreads = 512;
+constexpr int kGreedyBlocks = 8;  // per row: a cluster
 constexpr int kNoIndex = INT_MAX;  // a thread or warp that saw no logit
 
 // Whether candidate (value, index) beats the current (best, best_index) for
@@ -71,21 +76,36 @@ cudaError_t LaunchLmHeadRows(const void* x, const void* weight, float* logits, i
 #undef TANDEM_LM_HEAD
 }
 
-// One block per row: the first index of the maximum, then the log-softmax
-// normalizer max + log(sum(exp(x - max))).
+// What one block found in its slice of a row: the first index of the
+// maximum (kNoIndex when the slice is empty) and sum(exp(x - best)).
+struct GreedyPart {
+  float best;
+  int index;
+  float sum;
+};
+
+// A row's logits in kGreedyBlocks slices, one block each, the blocks of a
+// row forming a thread-block cluster: each finds its slice's first maximum
+// and exp-sum, then the cluster's first block merges them (distributed shared
+// memory) into the row's token and its log-softmax value
+// x[index] - (max + log(sum(exp(x - max)))).
 __global__ void __launch_bounds__(kGreedyThreads)
 GreedyTokensKernel(const float* __restrict__ logits, int vocab, int64_t* __restrict__ tokens,
                    float* __restrict__ logprobs) {
   __shared__ float best_values[kGreedyThreads / 32];
   __shared__ int best_indices[kGreedyThreads / 32];
   __shared__ float sums[kGreedyThreads / 32];
+  __shared__ GreedyPart part;  // read by the cluster's first block
   kernel::AllowNextKernel();
   kernel::WaitForPreviousKernel();
-  const int b = blockIdx.x, tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int b = blockIdx.y, split = blockIdx.z, tid = threadIdx.x, warp = tid / 32,
+            lane = tid % 32;
+  const int slice = (vocab + kGreedyBlocks - 1) / kGreedyBlocks;
+  const int begin = min(vocab, split * slice), end = min(vocab, begin + slice);
   const float* row = logits + static_cast<size_t>(b) * vocab;
   float best = -INFINITY;
   int index = kNoIndex;
-  for (int i = tid; i < vocab; i += kGreedyThreads) {
+  for (int i = begin + tid; i < end; i += kGreedyThreads) {
     const float v = row[i];
     if (Beats(v, i, best, index)) {
       best = v;
@@ -114,16 +134,36 @@ GreedyTokensKernel(const float* __restrict__ logits, int vocab, int64_t* __restr
     }
   }
   float sum = 0.0f;
-  for (int i = tid; i < vocab; i += kGreedyThreads) sum += __expf(row[i] - best);
+  for (int i = begin + tid; i < end; i += kGreedyThreads) sum += __expf(row[i] - best);
   sum = WarpSum(sum);
   if (lane == 0) sums[warp] = sum;
   __syncthreads();
   if (tid == 0) {
     float total = 0.0f;
     for (int w = 0; w < kGreedyThreads / 32; ++w) total += sums[w];
-    tokens[b] = index;  // vocab >= 1, so some thread saw a logit
+    part = {best, index, total};
+  }
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();  // every block's part is written
+  if (split == 0 && tid == 0) {
+    best = -INFINITY;
+    index = kNoIndex;
+    for (int r = 0; r < kGreedyBlocks; ++r) {
+      const GreedyPart* other = cluster.map_shared_rank(&part, r);
+      if (Beats(other->best, other->index, best, index)) {
+        best = other->best;
+        index = other->index;
+      }
+    }
+    float total = 0.0f;
+    for (int r = 0; r < kGreedyBlocks; ++r) {
+      const GreedyPart* other = cluster.map_shared_rank(&part, r);
+      if (other->index != kNoIndex) total += other->sum * __expf(other->best - best);
+    }
+    tokens[b] = index;  // vocab >= 1, so some block saw a logit
     logprobs[b] = row[index] - best - logf(total);
   }
+  cluster.sync();  // no block exits while the first one reads its shared memory
 }
 
 }  // namespace
@@ -141,8 +181,9 @@ cudaError_t LaunchLmHead(KernelDType dtype, const void* x, const void* weight, f
 cudaError_t LaunchGreedyTokens(const float* logits, int batch, int vocab, int64_t* tokens,
                                float* logprobs, cudaStream_t stream) {
   if (batch <= 0 || vocab <= 0) return cudaErrorInvalidValue;
-  return kernel::LaunchOverlapped(GreedyTokensKernel, dim3(batch), dim3(kGreedyThreads), 0,
-                                  stream, logits, vocab, tokens, logprobs);
+  return kernel::LaunchClustered(/*overlap=*/true, kGreedyBlocks, GreedyTokensKernel,
+                                 dim3(1, batch, kGreedyBlocks), dim3(kGreedyThreads), 0, stream,
+                                 logits, vocab, tokens, logprobs);
 }
 
 }  // namespace tandem
