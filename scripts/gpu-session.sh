@@ -34,6 +34,8 @@
 #   llamabench tandem-bench alone at the Llama-3.2-1B shape (N = 1, 64)
 #   llamaprofile  per-kernel times (Nsight Compute) of a Llama-3.2-1B decode step
 #   prefillprofile  per-kernel times of the smallest prefill step (GPT-2 small)
+#   gemvbench  tandem-gemv-bench: the small-batch projections at the Llama-3.2-1B shape,
+#              fused linear + RMSNorm/SwiGLU kernels vs LaunchGemv at several grid sizes; one row
 #   prevbench  the bench step on the previous build: the tree in .prev/ (made here with
 #              `git archive REV | tar -x -C .prev`, carried), built in build-prev
 set -uo pipefail
@@ -133,6 +135,8 @@ for step in "$@"; do
           --modes=double_buffered_graphs --out="$OUT/bench-llama.jsonl" \
           > "$OUT/bench-llama.txt" 2>&1
       table "$OUT/bench-llama.txt" ;;
+    gemvbench)
+      $bin/tandem-gemv-bench "$OUT/gemv-bench.jsonl" 2>&1 | tee "$OUT/gemv-bench.txt" ;;
     llamaprofile)
       # Llama-3.2-1B shape (bf16), N = 1 and 64.
       for n in 1 64; do

@@ -1,9 +1,12 @@
 // What the CUDA path's ATen-facing code shares (CUDA builds only): the
 // kernel element type of a tensor's dtype, the current stream, a CUDA status
-// turned into an exception, and pinned host buffers. Inline, header-only.
+// turned into an exception, the vector loads' layout check, and pinned host
+// buffers. Inline, header-only.
 #ifndef TANDEM_CORE_MODEL_CUDA_CUDA_SUPPORT_H_
 #define TANDEM_CORE_MODEL_CUDA_CUDA_SUPPORT_H_
 
+#include <cstdint>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
@@ -31,6 +34,18 @@ inline cudaStream_t CurrentStream() { return c10::cuda::getCurrentCUDAStream().s
 inline void CheckCuda(cudaError_t status, const char* what) {
   if (status != cudaSuccess) {
     throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
+  }
+}
+
+// Throws std::invalid_argument naming `what` unless every tensor is
+// contiguous and 16-byte aligned (what the kernels' vector loads need).
+inline void CheckVectorLoads(std::initializer_list<const at::Tensor*> tensors,
+                             const char* what) {
+  for (const at::Tensor* t : tensors) {
+    if (!t->is_contiguous() || reinterpret_cast<uintptr_t>(t->data_ptr()) % 16 != 0) {
+      throw std::invalid_argument(std::string(what) +
+                                  ": tensors must be contiguous and 16-byte aligned");
+    }
   }
 }
 

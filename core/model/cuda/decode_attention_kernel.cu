@@ -31,6 +31,38 @@ __device__ float BlockReduce(float v, float* scratch) {
   return result;
 }
 
+// The query (times `scale`, into shared memory) and the new key (into the
+// cache at key_out) rotated as DecodeRotary says, rounded where
+// LaunchQkNormRope rounds. Thread i < D / 2 owns the pair (i, i + D / 2);
+// every thread of the block must call it (the norms' reductions).
+template <typename T>
+__device__ void RotateQueryAndKey(const T* q, const T* new_key, const DecodeRotary& rotary,
+                                  int64_t position, int head_dim, float scale, float* query,
+                                  T* key_out, float* scratch) {
+  using kernel::Round;
+  const int half = head_dim / 2, i = threadIdx.x;
+  const bool active = i < half;
+  float qa = active ? ToFloat(q[i]) : 0.0f, qb = active ? ToFloat(q[i + half]) : 0.0f;
+  float ka = active ? ToFloat(new_key[i]) : 0.0f, kb = active ? ToFloat(new_key[i + half]) : 0.0f;
+  auto norm = [&](const void* weight, float& a, float& b) {
+    const float inv = rsqrtf(BlockReduce<false>(a * a + b * b, scratch) / head_dim + rotary.eps);
+    if (!active) return;
+    const T* w = static_cast<const T*>(weight);
+    a = Round<T>(ToFloat(w[i]) * Round<T>(a * inv));
+    b = Round<T>(ToFloat(w[i + half]) * Round<T>(b * inv));
+  };
+  if (rotary.q_norm != nullptr) norm(rotary.q_norm, qa, qb);
+  if (rotary.k_norm != nullptr) norm(rotary.k_norm, ka, kb);
+  if (!active) return;
+  const float angle = static_cast<float>(position) * rotary.inv_freq[i];
+  const float c = Round<T>(cosf(angle)), s = Round<T>(sinf(angle));
+  // x * cos + rotate_half(x) * sin, each product rounded as ATen stores it.
+  query[i] = Round<T>(Round<T>(qa * c) + Round<T>(-qb * s)) * scale;
+  query[i + half] = Round<T>(Round<T>(qb * c) + Round<T>(qa * s)) * scale;
+  key_out[i] = FromFloat<T>(Round<T>(ka * c) + Round<T>(-kb * s));
+  key_out[i + half] = FromFloat<T>(Round<T>(kb * c) + Round<T>(ka * s));
+}
+
 // One block per (query head, row); query head h reads K/V head h / (heads /
 // kv_heads). The blocks of one K/V head all append the same new key and
 // value (identical bytes, so the overlapping writes are benign), each
@@ -46,7 +78,7 @@ DecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
                       T* __restrict__ v_cache, const int64_t* __restrict__ slots,
                       const int64_t* __restrict__ positions, bool positions_by_slot,
                       T* __restrict__ out, int heads, int kv_heads, int runtime_head_dim,
-                      int max_context, float scale) {
+                      int max_context, float scale, DecodeRotary rotary) {
   constexpr int kVec = Vec16<T>::kSize;
   const int head_dim = kHeadDim > 0 ? kHeadDim : runtime_head_dim;
   extern __shared__ float scores[];  // [max_context]
@@ -79,10 +111,16 @@ DecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   const T* new_value = row + static_cast<size_t>(heads + kv_heads + kv_head) * head_dim;
   // Append this step's key and value; the barrier makes them (and the query)
   // visible to the whole block before it reads the slot.
+  if (rotary.inv_freq != nullptr) {
+    RotateQueryAndKey(q, new_key, rotary, position, head_dim, scale, query,
+                      keys + position * head_dim, scratch);
+  }
   for (int d = tid; d < head_dim; d += kThreads) {
-    keys[position * head_dim + d] = new_key[d];
+    if (rotary.inv_freq == nullptr) {
+      keys[position * head_dim + d] = new_key[d];
+      query[d] = ToFloat(q[d]) * scale;
+    }
     values[position * head_dim + d] = new_value[d];
-    query[d] = ToFloat(q[d]) * scale;
   }
   __syncthreads();
 
@@ -138,7 +176,7 @@ template <typename T>
 cudaError_t Launch(const void* qkv, void* k, void* v, const int64_t* slots,
                    const int64_t* positions, bool positions_by_slot, void* out, int batch,
                    int heads, int kv_heads, int head_dim, int max_context, float scale,
-                   cudaStream_t stream) {
+                   const DecodeRotary& rotary, cudaStream_t stream) {
   constexpr int kVec = Vec16<T>::kSize;
   if (head_dim <= 0 || head_dim > kMaxHeadDim || head_dim % kVec != 0 ||
       kThreads % (head_dim / kVec) != 0 || kv_heads <= 0 || heads % kv_heads != 0) {
@@ -158,10 +196,14 @@ cudaError_t Launch(const void* qkv, void* k, void* v, const int64_t* slots,
                                   static_cast<const T*>(qkv), static_cast<T*>(k),
                                   static_cast<T*>(v), slots, positions, positions_by_slot,
                                   static_cast<T*>(out), heads, kv_heads, head_dim, max_context,
-                                  scale);
+                                  scale, rotary);
 }
 
 }  // namespace
+
+bool DecodeAttentionRotates(int batch, int heads, int kv_heads) {
+  return batch <= kMaxFusedRows || heads == kv_heads;
+}
 
 bool DecodeAttentionSupports(KernelDType dtype, int head_dim, int group) {
   const int vec = dtype == KernelDType::kFloat32 ? 4 : 8;
@@ -173,17 +215,22 @@ cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_ca
                                   void* v_cache, const int64_t* slots,
                                   const int64_t* positions, bool positions_by_slot, void* out,
                                   int batch, int heads, int kv_heads, int head_dim,
-                                  int max_context, float scale, cudaStream_t stream) {
-  if (batch <= 0) return cudaErrorInvalidValue;
-  if (batch > kMaxFusedRows && heads > kv_heads) {
+                                  int max_context, float scale, cudaStream_t stream,
+                                  const DecodeRotary* rotary) {
+  if (batch <= 0 || kv_heads <= 0) return cudaErrorInvalidValue;
+  if (rotary != nullptr && (!DecodeAttentionRotates(batch, heads, kv_heads) ||
+                            rotary->inv_freq == nullptr || head_dim / 2 > kThreads)) {
+    return cudaErrorInvalidValue;
+  }
+  if (!DecodeAttentionRotates(batch, heads, kv_heads)) {
     return LaunchGroupedDecodeAttention(dtype, qkv, k_cache, v_cache, slots, positions,
                                         positions_by_slot, out, batch, heads, kv_heads,
                                         head_dim, max_context, scale, stream);
   }
   return kernel::WithElementType(dtype, [&](auto type) {
-    return Launch<typename decltype(type)::type>(qkv, k_cache, v_cache, slots, positions,
-                                                 positions_by_slot, out, batch, heads, kv_heads,
-                                                 head_dim, max_context, scale, stream);
+    return Launch<typename decltype(type)::type>(
+        qkv, k_cache, v_cache, slots, positions, positions_by_slot, out, batch, heads, kv_heads,
+        head_dim, max_context, scale, rotary != nullptr ? *rotary : DecodeRotary{}, stream);
   });
 }
 

@@ -177,6 +177,7 @@ cudaError_t LaunchFusedLinear(KernelDType dtype, LinearEpilogue epilogue, const 
         TANDEM_EPILOGUE(true, LinearEpilogue::kBias);
       case LinearEpilogue::kBiasGelu: TANDEM_EPILOGUE(true, LinearEpilogue::kBiasGelu);
       case LinearEpilogue::kBiasResidual: TANDEM_EPILOGUE(false, LinearEpilogue::kBiasResidual);
+      case LinearEpilogue::kSwiGlu: return cudaErrorInvalidValue;
     }
 #undef TANDEM_EPILOGUE
     return cudaErrorInvalidValue;

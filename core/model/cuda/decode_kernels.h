@@ -18,13 +18,27 @@ enum class KernelDType { kFloat32, kFloat16, kBFloat16 };
 // Rows (decode sequences) the fused linear kernel handles in one launch.
 inline constexpr int kMaxFusedRows = 8;
 
+// The Llama family's rotary embedding, applied by the decode attention
+// kernel to each row's query and new key before it attends (what
+// LaunchQkNormRope computes, rounded the same way): first the per-head
+// RMSNorm with q_norm / k_norm [D] (Qwen3; null for none), then the rotation
+// at the row's position by angles position * inv_freq[i] (float32 [D / 2]).
+struct DecodeRotary {
+  const float* inv_freq = nullptr;
+  const void* q_norm = nullptr;
+  const void* k_norm = nullptr;
+  float eps = 0.0f;
+};
+
 // For each row b and query head h, with slot = slots[b], p = positions[b],
 // or positions[slot] when `positions_by_slot` (clamped to max_context - 1),
 // and g = h / (H / Hkv) its K/V head (grouped-query attention; g = h when
 // Hkv = H): first appends the row's new key and value (qkv[b, H + g, :],
 // qkv[b, H + Hkv + g, :]) at position p of the slot, then
 // out[b, h, :] = softmax(q . K[slot, g, t, :] * scale, t <= p) . V[slot, g, t, :]
-// with q = qkv[b, h, :]. Reads only the first p + 1 positions of each
+// with q = qkv[b, h, :]; with `rotary` (not null) q and the new key are
+// rotated first (DecodeRotary; qkv itself is left alone, the cache gets the
+// rotated key). Reads only the first p + 1 positions of each
 // slot: its cost follows the sequences' lengths, not max_context.
 //
 // Shapes: qkv [B, H + 2 Hkv, D] (GPT-2's [B, 3, H, D] is Hkv = H); out
@@ -42,7 +56,13 @@ cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_ca
                                   void* v_cache, const int64_t* slots,
                                   const int64_t* positions, bool positions_by_slot, void* out,
                                   int batch, int heads, int kv_heads, int head_dim,
-                                  int max_context, float scale, cudaStream_t stream);
+                                  int max_context, float scale, cudaStream_t stream,
+                                  const DecodeRotary* rotary = nullptr);
+
+// Whether LaunchDecodeAttention takes a DecodeRotary for this batch (its
+// kernel for up to kMaxFusedRows rows, or without grouped-query attention;
+// larger grouped batches need the rotation applied first: LaunchQkNormRope).
+bool DecodeAttentionRotates(int batch, int heads, int kv_heads);
 
 // Whether LaunchDecodeAttention handles this head size and group = H / Hkv
 // query heads per K/V head at every batch size (GPT-2's 64 and 1 always).
@@ -69,6 +89,7 @@ enum class LinearEpilogue {
   kBias,          // out = T(acc + bias)
   kBiasGelu,      // out = T(gelu_tanh(acc + bias))
   kBiasResidual,  // out = T(out + T(acc + bias)): adds into the residual stream in place
+  kSwiGlu,        // LaunchGemv only (llama_kernels.h): gate and up columns paired
 };
 
 // out[m, n] = epilogue(sum_k x'[m, k] * weight[n, k]) for m < rows, n < N,

@@ -1,7 +1,5 @@
 #include "core/model/cuda/decode_ops.h"
 
-#include <cstdint>
-#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
@@ -9,16 +7,6 @@
 
 namespace tandem {
 namespace {
-
-// The kernels read these tensors with 16-byte vector loads.
-void CheckVectorLoads(std::initializer_list<const at::Tensor*> tensors, const char* what) {
-  for (const at::Tensor* t : tensors) {
-    if (!t->is_contiguous() || reinterpret_cast<uintptr_t>(t->data_ptr()) % 16 != 0) {
-      throw std::invalid_argument(std::string(what) +
-                                  ": tensors must be contiguous and 16-byte aligned");
-    }
-  }
-}
 
 // Launches the fused linear kernel, which writes `out`.
 void Linear(LinearEpilogue epilogue, const at::Tensor& x, const FusedNorm* norm,
@@ -48,8 +36,18 @@ at::Tensor DecodeAttention(const at::Tensor& qkv, at::Tensor& k_cache, at::Tenso
 at::Tensor GroupedDecodeAttention(const at::Tensor& qkv, int64_t heads, at::Tensor& k_cache,
                                   at::Tensor& v_cache, const at::Tensor& slots,
                                   const at::Tensor& positions, bool positions_by_slot,
-                                  double scale) {
+                                  double scale, const DecodeRope* rope) {
   const at::Tensor rows = qkv.contiguous();  // a no-op for the projection's output
+  DecodeRotary rotary;
+  if (rope != nullptr) {
+    if (rope->inv_freq.scalar_type() != at::kFloat) {
+      throw std::invalid_argument("DecodeAttention: inv_freq must be float32");
+    }
+    rotary.inv_freq = rope->inv_freq.data_ptr<float>();
+    rotary.q_norm = rope->q_norm.defined() ? rope->q_norm.data_ptr() : nullptr;
+    rotary.k_norm = rope->k_norm.defined() ? rope->k_norm.data_ptr() : nullptr;
+    rotary.eps = static_cast<float>(rope->eps);
+  }
   CheckVectorLoads({&k_cache, &v_cache}, "DecodeAttention");
   const int64_t B = rows.size(0), H = heads, Hkv = k_cache.size(1), D = rows.size(2);
   if (rows.size(1) != H + 2 * Hkv) {
@@ -62,7 +60,7 @@ at::Tensor GroupedDecodeAttention(const at::Tensor& qkv, int64_t heads, at::Tens
                               static_cast<int>(B), static_cast<int>(H), static_cast<int>(Hkv),
                               static_cast<int>(D),
                               static_cast<int>(k_cache.size(2)), static_cast<float>(scale),
-                              CurrentStream()),
+                              CurrentStream(), rope != nullptr ? &rotary : nullptr),
         "DecodeAttention");
   return out;
 }

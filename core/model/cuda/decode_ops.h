@@ -21,13 +21,21 @@ at::Tensor DecodeAttention(const at::Tensor& qkv, at::Tensor& k_cache, at::Tenso
                            const at::Tensor& slots, const at::Tensor& positions,
                            bool positions_by_slot, double scale);
 
+// The rotary embedding the attention kernel may apply (see DecodeRotary):
+// inv_freq float32 [D / 2]; q_norm, k_norm [D] or undefined.
+struct DecodeRope {
+  at::Tensor inv_freq, q_norm, k_norm;
+  double eps = 0.0;
+};
+
 // The same for grouped-query attention: qkv [B, heads + 2 kv_heads, D]
 // (queries, then keys, then values), k_cache, v_cache [S, kv_heads, L, D];
-// query head h reads K/V head h / (heads / kv_heads).
+// query head h reads K/V head h / (heads / kv_heads). With `rope` (only
+// where DecodeAttentionRotates) the queries and new keys are rotated first.
 at::Tensor GroupedDecodeAttention(const at::Tensor& qkv, int64_t heads, at::Tensor& k_cache,
                                   at::Tensor& v_cache, const at::Tensor& slots,
                                   const at::Tensor& positions, bool positions_by_slot,
-                                  double scale);
+                                  double scale, const DecodeRope* rope = nullptr);
 
 // Whether the attention kernel handles this dtype, head size and number of
 // query heads per K/V head.

@@ -4,6 +4,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/model/cuda/cuda_support.h"
 #include "core/model/cuda/decode_ops.h"
 #include "core/model/cuda/llama_ops.h"
 #include "core/model/cuda/prefill_attention.h"
@@ -18,12 +19,25 @@ LlamaCudaDecoder::LlamaCudaDecoder(LlamaConfig config, LlamaWeights weights)
   decode_kernels_ =
       AttentionKernelSupports(dtype, D, c.num_attention_heads / c.num_key_value_heads);
   prefill_kernel_ = AttentionKernelSupports(dtype, D) && PrefillAttentionSupports(dtype, D);
+  const KernelDType type = KernelDTypeOf(dtype);
+  gemv_kernels_ = GemvSupports(type, static_cast<int>(c.hidden_size)) &&
+                  GemvSupports(type, static_cast<int>(c.num_attention_heads * D)) &&
+                  GemvSupports(type, static_cast<int>(c.intermediate_size));
   const auto options = model_.weights().embed_tokens.options();
-  const int64_t q = (int64_t{c.num_attention_heads} + 2 * c.num_key_value_heads) * c.head_dim;
   zero_hidden_ = at::zeros({c.hidden_size}, options);
   zero_gate_up_ = at::zeros({2 * int64_t{c.intermediate_size}}, options);
-  zero_qkv_ = at::zeros({q}, options);
+  zero_qkv_ = at::zeros({(int64_t{c.num_attention_heads} + 2 * c.num_key_value_heads) * D},
+                        options);
 }
+
+namespace {
+
+// x weight^T (+ bias when defined) through cuBLAS.
+at::Tensor Dense(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  return bias.defined() ? at::addmm(bias, x, weight.t()) : at::mm(x, weight.t());
+}
+
+}  // namespace
 
 at::Tensor LlamaCudaDecoder::PrefillPacked(const PrefillPack& pack, KvCache* cache,
                                            bool all_logits) const {
@@ -54,6 +68,40 @@ CausalLm::SlotDecode LlamaCudaDecoder::DecodeSlots(const at::Tensor& slots,
   return Step(slots, slot_tokens, slot_positions, /*by_slot=*/true, greedy, cache);
 }
 
+at::Tensor LlamaCudaDecoder::QkvProjection(const at::Tensor& x, const LlamaLayerWeights& l,
+                                           Path path) const {
+  const double eps = model_.config().rms_norm_eps;
+  if (path == Path::kGemv) return NormProjection(x, l.input_norm, eps, l.qkv_weight, l.qkv_bias);
+  const at::Tensor h = FusedRmsNorm(x, l.input_norm, eps);
+  if (path == Path::kCublas) return Dense(h, l.qkv_weight, l.qkv_bias);
+  return SmallBatchLinear(h, l.qkv_weight, l.qkv_bias.defined() ? l.qkv_bias : zero_qkv_);
+}
+
+void LlamaCudaDecoder::AddOutputAndMlp(const at::Tensor& attn, const LlamaLayerWeights& l,
+                                       Path path, at::Tensor& x) const {
+  const double eps = model_.config().rms_norm_eps;
+  switch (path) {
+    case Path::kGemv:  // in place
+      ProjectionAddResidual(attn, l.o_weight, x);
+      ProjectionAddResidual(NormSwiGluProjection(x, l.post_norm, eps, l.gate_up_weight),
+                            l.down_weight, x);
+      return;
+    case Path::kFusedLinear: {  // in place
+      LinearAddResidual(attn, l.o_weight, zero_hidden_, x);
+      const at::Tensor gate_up =
+          SmallBatchLinear(FusedRmsNorm(x, l.post_norm, eps), l.gate_up_weight, zero_gate_up_);
+      LinearAddResidual(SwiGlu(gate_up), l.down_weight, zero_hidden_, x);
+      return;
+    }
+    case Path::kCublas: {  // the residual added in the GEMMs
+      x = at::addmm(x, attn, l.o_weight.t());
+      const at::Tensor gate_up = at::mm(FusedRmsNorm(x, l.post_norm, eps), l.gate_up_weight.t());
+      x = at::addmm(x, SwiGlu(gate_up), l.down_weight.t());
+      return;
+    }
+  }
+}
+
 CausalLm::SlotDecode LlamaCudaDecoder::Step(const at::Tensor& slots, const at::Tensor& tokens,
                                             const at::Tensor& positions, bool by_slot,
                                             bool greedy, KvCache* cache) const {
@@ -63,32 +111,26 @@ CausalLm::SlotDecode LlamaCudaDecoder::Step(const at::Tensor& slots, const at::T
                 D = c.head_dim;
   const double eps = c.rms_norm_eps, scale = 1.0 / std::sqrt(static_cast<double>(D));
   const at::Tensor index = by_slot ? slots : at::Tensor();  // how positions are read
-  // Up to kMaxFusedRows rows: the fused linear kernel (GEMV-like, one warp
-  // per output column); more: cuBLAS.
-  const bool small = B <= kMaxFusedRows;
+  const Path path = gemv_kernels_ && B == 1 ? Path::kGemv
+                    : B <= kMaxFusedRows        ? Path::kFusedLinear
+                                                : Path::kCublas;
+  // RoPE (and Qwen3's Q/K norms) inside the attention kernel where it can.
+  const bool rope_in_attention =
+      DecodeAttentionRotates(static_cast<int>(B), static_cast<int>(Hq), static_cast<int>(Hkv));
   at::Tensor x = at::embedding(w.embed_tokens, by_slot ? tokens.index_select(0, slots) : tokens);
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     const LlamaLayerWeights& l = w.layers[i];
-    const at::Tensor h = FusedRmsNorm(x, l.input_norm, eps);
-    const at::Tensor& qkv_bias = l.qkv_bias.defined() ? l.qkv_bias : zero_qkv_;
-    at::Tensor qkv = (small ? SmallBatchLinear(h, l.qkv_weight, qkv_bias)
-                            : at::addmm(qkv_bias, h, l.qkv_weight.t()))
-                         .view({B, Hq + 2 * Hkv, D});
-    QkNormRope(qkv, Hq, l.q_norm, l.k_norm, eps, model_.rope().inv_freq(), index, positions,
-               cache->max_context() - 1);
-    const at::Tensor attn = GroupedDecodeAttention(qkv, Hq, cache->keys(i), cache->values(i),
-                                                   slots, positions, by_slot, scale)
-                                .view({B, Hq * D});
-    if (small) {
-      LinearAddResidual(attn, l.o_weight, zero_hidden_, x);  // x += o_proj(attn), in place
-      const at::Tensor gate_up =
-          SmallBatchLinear(FusedRmsNorm(x, l.post_norm, eps), l.gate_up_weight, zero_gate_up_);
-      LinearAddResidual(SwiGlu(gate_up), l.down_weight, zero_hidden_, x);
-      continue;
+    at::Tensor qkv = QkvProjection(x, l, path).view({B, Hq + 2 * Hkv, D});
+    const DecodeRope rope{model_.rope().inv_freq(), l.q_norm, l.k_norm, eps};
+    if (!rope_in_attention) {
+      QkNormRope(qkv, Hq, l.q_norm, l.k_norm, eps, rope.inv_freq, index, positions,
+                 cache->max_context() - 1);
     }
-    x = at::addmm(x, attn, l.o_weight.t());  // + the residual, in the GEMM
-    const at::Tensor gate_up = at::mm(FusedRmsNorm(x, l.post_norm, eps), l.gate_up_weight.t());
-    x = at::addmm(x, SwiGlu(gate_up), l.down_weight.t());
+    const at::Tensor attn =
+        GroupedDecodeAttention(qkv, Hq, cache->keys(i), cache->values(i), slots, positions,
+                               by_slot, scale, rope_in_attention ? &rope : nullptr)
+            .view({B, Hq * D});
+    AddOutputAndMlp(attn, l, path, x);
   }
   const at::Tensor& head = w.lm_head.defined() ? w.lm_head : w.embed_tokens;
   SlotDecode out{at::mm(FusedRmsNorm(x, w.norm, eps), head.t()).to(at::kFloat)};

@@ -48,6 +48,17 @@ class LlamaCudaDecoder : public CausalLm {
   const LlamaModel& model() const { return model_; }
 
  private:
+  // How a step's projections run: one row through LaunchGemv (RMSNorm folded
+  // into Q/K/V and gate/up, SwiGLU into gate/up's output, the residual add
+  // into o and down); up to kMaxFusedRows rows through the fused linear
+  // kernel (RMSNorm and SwiGLU kernels of their own); more through cuBLAS.
+  enum class Path { kGemv, kFusedLinear, kCublas };
+
+  // qkv [B, (Hq + 2 Hkv) D] of the residual stream x [B, C].
+  at::Tensor QkvProjection(const at::Tensor& x, const LlamaLayerWeights& l, Path path) const;
+  // x += o_proj(attn); x += down_proj(swiglu(gate_up_proj(post_norm(x)))).
+  void AddOutputAndMlp(const at::Tensor& attn, const LlamaLayerWeights& l, Path path,
+                       at::Tensor& x) const;
   // `tokens` and `positions` are per row [B], or per slot [S] when `by_slot`.
   SlotDecode Step(const at::Tensor& slots, const at::Tensor& tokens,
                   const at::Tensor& positions, bool by_slot, bool greedy, KvCache* cache) const;
@@ -57,6 +68,7 @@ class LlamaCudaDecoder : public CausalLm {
   // and [Q] when the model has no Q/K/V bias.
   at::Tensor zero_hidden_, zero_gate_up_, zero_qkv_;
   bool decode_kernels_ = false;  // the dtype and head size suit the decode kernels
+  bool gemv_kernels_ = false;    // ... and the shapes suit LaunchGemv
   bool prefill_kernel_ = false;  // ... and the packed-prefill attention kernel
 };
 

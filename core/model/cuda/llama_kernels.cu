@@ -35,6 +35,8 @@ template <typename T>
 __global__ void __launch_bounds__(kNormThreads)
 RmsNormKernel(const T* __restrict__ x, const T* __restrict__ weight, float eps,
               T* __restrict__ out, int channels) {
+  kernel::AllowNextKernel();
+  kernel::WaitForPreviousKernel();
   const T* row = x + static_cast<size_t>(blockIdx.x) * channels;
   float squares = 0.0f;
   for (int c = threadIdx.x; c < channels; c += blockDim.x) {
@@ -57,6 +59,8 @@ RmsNormVectorKernel(const T* __restrict__ x, const T* __restrict__ weight, float
   constexpr int kVec = Vec16<T>::kSize;
   const T* row = x + static_cast<size_t>(blockIdx.x) * channels;
   T* o = out + static_cast<size_t>(blockIdx.x) * channels;
+  kernel::AllowNextKernel();
+  kernel::WaitForPreviousKernel();
   float v[kChunks][kVec];
   float squares = 0.0f;
 #pragma unroll
@@ -92,8 +96,13 @@ __global__ void QkNormRopeKernel(T* __restrict__ qkv, const T* __restrict__ q_no
                                  const int64_t* __restrict__ slots,
                                  const int64_t* __restrict__ positions, int64_t max_position,
                                  int heads, int kv_heads, int head_dim) {
+  kernel::AllowNextKernel();
   const int m = blockIdx.x, head = blockIdx.y, half = head_dim / 2, i = threadIdx.x;
   const bool active = i < half;
+  // qkv comes from the previous kernel; in a prefill, the positions may too.
+  kernel::WaitForPreviousKernel();
+  int64_t p = positions[slots != nullptr ? slots[m] : m];
+  if (p > max_position) p = max_position;
   T* x = qkv + (static_cast<size_t>(m) * (heads + 2 * kv_heads) + head) * head_dim;
   float a = active ? ToFloat(x[i]) : 0.0f, b = active ? ToFloat(x[i + half]) : 0.0f;
   const T* norm = head < heads ? q_norm : k_norm;
@@ -105,8 +114,6 @@ __global__ void QkNormRopeKernel(T* __restrict__ qkv, const T* __restrict__ q_no
     }
   }
   if (!active) return;
-  int64_t p = positions[slots != nullptr ? slots[m] : m];
-  if (p > max_position) p = max_position;
   const float angle = static_cast<float>(p) * inv_freq[i];
   const float c = Round<T>(cosf(angle)), s = Round<T>(sinf(angle));
   // q * cos + rotate_half(q) * sin, each product rounded as ATen stores it.
@@ -146,14 +153,14 @@ cudaError_t LaunchRmsNorm(KernelDType dtype, const void* x, const void* weight, 
     const int threads = std::min(1024, ((vectors + 31) / 32) * 32);
     const int chunks = (vectors + threads - 1) / threads;
     auto launch_vector = [&](auto kernel_function) {
-      return kernel::Launch(false, kernel_function, dim3(rows), dim3(threads), 0, stream,
+      return kernel::LaunchOverlapped(kernel_function, dim3(rows), dim3(threads), 0, stream,
                             static_cast<const T*>(x), static_cast<const T*>(weight), eps,
                             static_cast<T*>(out), channels);
     };
     if (aligned && chunks <= 1) return launch_vector(&RmsNormVectorKernel<T, 1>);
     if (aligned && chunks <= 2) return launch_vector(&RmsNormVectorKernel<T, 2>);
     if (aligned && chunks <= 4) return launch_vector(&RmsNormVectorKernel<T, 4>);
-    return kernel::Launch(false, &RmsNormKernel<T>, dim3(rows), dim3(kNormThreads), 0, stream,
+    return kernel::LaunchOverlapped(&RmsNormKernel<T>, dim3(rows), dim3(kNormThreads), 0, stream,
                           static_cast<const T*>(x), static_cast<const T*>(weight), eps,
                           static_cast<T*>(out), channels);
   });
@@ -170,7 +177,7 @@ cudaError_t LaunchQkNormRope(KernelDType dtype, void* qkv, const void* q_norm,
   const int threads = ((head_dim / 2 + 31) / 32) * 32;
   return kernel::WithElementType(dtype, [&](auto type) {
     using T = typename decltype(type)::type;
-    return kernel::Launch(false, &QkNormRopeKernel<T>, dim3(rows, heads + kv_heads),
+    return kernel::LaunchOverlapped(&QkNormRopeKernel<T>, dim3(rows, heads + kv_heads),
                           dim3(threads), 0, stream, static_cast<T*>(qkv),
                           static_cast<const T*>(q_norm), static_cast<const T*>(k_norm), eps,
                           inv_freq, slots, positions, max_position, heads, kv_heads, head_dim);

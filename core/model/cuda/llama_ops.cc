@@ -6,6 +6,50 @@
 #include "core/model/cuda/llama_kernels.h"
 
 namespace tandem {
+namespace {
+
+// Launches LaunchGemv writing out (checked by the callers).
+void Gemv(GemvInput input, LinearEpilogue epilogue, const at::Tensor& x,
+          const at::Tensor& norm_weight, double eps, const at::Tensor& weight,
+          const at::Tensor& bias, at::Tensor& out) {
+  CheckVectorLoads({&x, &weight, &out}, "Projection");
+  if (x.size(0) != 1 || x.size(1) != weight.size(1)) {
+    throw std::invalid_argument("Projection: x must be one row of the weight's K");
+  }
+  CheckCuda(LaunchGemv(KernelDTypeOf(x.scalar_type()), input, epilogue, x.data_ptr(),
+                       norm_weight.defined() ? norm_weight.data_ptr() : nullptr,
+                       static_cast<float>(eps), weight.data_ptr(),
+                       bias.defined() ? bias.data_ptr() : nullptr, out.data_ptr(),
+                       static_cast<int>(weight.size(1)), static_cast<int>(weight.size(0)),
+                       CurrentStream()),
+            "Projection");
+}
+
+}  // namespace
+
+at::Tensor NormProjection(const at::Tensor& x, const at::Tensor& norm_weight, double eps,
+                          const at::Tensor& weight, const at::Tensor& bias) {
+  at::Tensor out = at::empty({x.size(0), weight.size(0)}, x.options());
+  Gemv(GemvInput::kRmsNorm, LinearEpilogue::kBias, x, norm_weight, eps, weight, bias, out);
+  return out;
+}
+
+at::Tensor NormSwiGluProjection(const at::Tensor& x, const at::Tensor& norm_weight, double eps,
+                                const at::Tensor& gate_up_weight) {
+  at::Tensor out = at::empty({x.size(0), gate_up_weight.size(0) / 2}, x.options());
+  Gemv(GemvInput::kRmsNorm, LinearEpilogue::kSwiGlu, x, norm_weight, eps, gate_up_weight,
+       at::Tensor(), out);
+  return out;
+}
+
+void ProjectionAddResidual(const at::Tensor& x, const at::Tensor& weight, at::Tensor& residual) {
+  if (residual.size(0) != x.size(0) || residual.size(1) != weight.size(0)) {
+    throw std::invalid_argument("ProjectionAddResidual: residual must be [rows, N]");
+  }
+  Gemv(GemvInput::kPlain, LinearEpilogue::kBiasResidual, x, at::Tensor(), 0.0, weight,
+       at::Tensor(), residual);
+}
+
 at::Tensor FusedRmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps) {
   const at::Tensor in = x.contiguous();
   at::Tensor out = at::empty_like(in);

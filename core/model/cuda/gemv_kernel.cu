@@ -1,0 +1,280 @@
+// The one-row projections of the Llama-style decode step (see
+// llama_kernels.h, LaunchGemv): a block's threads split K, so a block holds
+// all of a few weight rows in registers at once.
+//
+// Block: Shape::kThreads threads; a group is kCols weight rows (output
+// columns). Thread t owns the 16-byte vectors of K at elements (u * kThreads
+// + t) * V for u < kUnroll (V = Vec16<T>::kSize; one tile covers K), of every
+// row of the group: kUnroll * kCols loads, issued for the block's first group
+// before the kernel waits for the previous one (weights are constant), so
+// they load while that kernel finishes. The input x' (x, or RMSNorm(x)) of
+// the thread's elements stays in registers. With fewer blocks than groups a
+// block takes groups blockIdx.x, + gridDim.x, ..., loading the next group's
+// weights before it multiplies the current one. The dot products are summed
+// over each warp, then over the block's warps in shared memory; the first
+// threads apply the epilogue.
+#include <cstdint>
+
+#include "core/model/cuda/kernel_math.cuh"
+#include "core/model/cuda/llama_kernels.h"
+
+namespace tandem {
+namespace {
+
+using kernel::FromFloat;
+using kernel::Round;
+using kernel::ToFloat;
+using kernel::Vec16;
+
+template <int kThreadsN, int kColsN, int kUnrollN>
+struct GemvShape {
+  static constexpr int kThreads = kThreadsN, kWarps = kThreadsN / 32, kCols = kColsN,
+                       kUnroll = kUnrollN;
+};
+
+// Sums v[i] over the block (kWarps warps) for every i < kCount; every thread
+// gets the sums. Ends with the block synchronized; `scratch` holds kWarps *
+// kCount floats.
+template <int kWarps, int kCount>
+__device__ __forceinline__ void BlockSums(float (&v)[kCount], float* scratch) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+#pragma unroll
+  for (int i = 0; i < kCount; ++i) v[i] = kernel::WarpSum(v[i]);
+  if (lane == 0) {
+#pragma unroll
+    for (int i = 0; i < kCount; ++i) scratch[warp * kCount + i] = v[i];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < kCount; ++i) {
+    float total = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) total += scratch[w * kCount + i];
+    v[i] = total;
+  }
+  __syncthreads();
+}
+
+// v[i] for a runtime i, without indexing registers dynamically.
+template <int kCount>
+__device__ __forceinline__ float Select(const float (&v)[kCount], int i) {
+  float out = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kCount; ++j) out = j == i ? v[j] : out;
+  return out;
+}
+
+// Outputs per group: kCols, or kCols / 2 gate/up pairs (kSwiGlu).
+template <int kCols, LinearEpilogue kEpilogue>
+constexpr int kOutputsPerGroup = kEpilogue == LinearEpilogue::kSwiGlu ? kCols / 2 : kCols;
+
+// The weight row of group g's column c: consecutive rows, or with the
+// kSwiGlu epilogue (weight [2I, K]) kCols / 2 gate rows j and their up rows
+// I + j. Returns -1 past the end.
+template <int kCols, LinearEpilogue kEpilogue>
+__device__ __forceinline__ int WeightRow(int g, int c, int N) {
+  if constexpr (kEpilogue == LinearEpilogue::kSwiGlu) {
+    constexpr int kHalf = kCols / 2;
+    const int inner = N / 2, j = g * kHalf + c % kHalf;
+    return j < inner ? (c < kHalf ? j : inner + j) : -1;
+  } else {
+    const int n = g * kCols + c;
+    return n < N ? n : -1;
+  }
+}
+
+template <typename T, typename Shape, GemvInput kInput, LinearEpilogue kEpilogue>
+__global__ void __launch_bounds__(Shape::kThreads)
+GemvKernel(const T* x, const T* __restrict__ norm_weight, float eps,
+           const T* __restrict__ weight, const T* __restrict__ bias, T* out, int K, int N,
+           int groups) {
+  constexpr int kThreads = Shape::kThreads, kCols = Shape::kCols, kUnroll = Shape::kUnroll,
+                kVec = Vec16<T>::kSize;
+  kernel::AllowNextKernel();
+  __shared__ float scratch[Shape::kWarps * kCols];
+  const int t = threadIdx.x;
+  auto load_weights = [&](int g, uint4(&w)[kUnroll][kCols]) {
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) {
+      const int row = WeightRow<kCols, kEpilogue>(g, c, N);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int k = (u * kThreads + t) * kVec;
+        w[u][c] = row >= 0 && k < K ? kernel::LoadRaw(weight + static_cast<size_t>(row) * K + k)
+                                    : make_uint4(0, 0, 0, 0);
+      }
+    }
+  };
+  uint4 w[kUnroll][kCols];
+  load_weights(blockIdx.x, w);
+  float gamma[kUnroll][kVec];
+  if constexpr (kInput == GemvInput::kRmsNorm) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int k = (u * kThreads + t) * kVec;
+      if (k < K) kernel::LoadVec(norm_weight + k, gamma[u]);
+    }
+  }
+  kernel::WaitForPreviousKernel();  // x comes from the previous kernel
+
+  float xv[kUnroll][kVec];  // x' at the thread's elements (0 past K)
+  float squares[1] = {0.0f};
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const int k = (u * kThreads + t) * kVec;
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) xv[u][i] = 0.0f;
+    if (k < K) kernel::LoadVecCoherent(x + k, xv[u]);
+    if constexpr (kInput == GemvInput::kRmsNorm) {
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) squares[0] += xv[u][i] * xv[u][i];
+    }
+  }
+  if constexpr (kInput == GemvInput::kRmsNorm) {  // as LaunchRmsNorm rounds it
+    BlockSums<Shape::kWarps>(squares, scratch);
+    const float inv = rsqrtf(squares[0] / K + eps);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) {
+        xv[u][i] = (u * kThreads + t) * kVec < K ? Round<T>(gamma[u][i] * Round<T>(xv[u][i] * inv))
+                                                 : 0.0f;
+      }
+    }
+  }
+
+  for (int g = blockIdx.x; g < groups; g += gridDim.x) {
+    uint4 next[kUnroll][kCols];
+    if (g + static_cast<int>(gridDim.x) < groups) load_weights(g + gridDim.x, next);
+    float acc[kCols] = {};
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) {
+        float wf[kVec];
+        kernel::Unpack<T>(w[u][c], wf);
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) acc[c] += wf[i] * xv[u][i];
+      }
+    }
+    BlockSums<Shape::kWarps>(acc, scratch);
+    if constexpr (kEpilogue == LinearEpilogue::kSwiGlu) {
+      // Thread t < kCols / 2: gate/up pair t (as LaunchSwiGlu rounds them).
+      constexpr int kHalf = kCols / 2;
+      const int inner = N / 2, j = g * kHalf + t;
+      if (t < kHalf && j < inner) {
+        const float gate = Round<T>(Select(acc, t)), up = Round<T>(Select(acc, kHalf + t));
+        const float act = Round<T>(gate / (1.0f + expf(-gate)));
+        out[j] = FromFloat<T>(act * up);
+      }
+    } else {
+      const int n = WeightRow<kCols, kEpilogue>(g, t, N);
+      if (t < kCols && n >= 0) {
+        const float total = Select(acc, t) + (bias != nullptr ? ToFloat(bias[n]) : 0.0f);
+        if constexpr (kEpilogue == LinearEpilogue::kBiasResidual) {
+          out[n] = FromFloat<T>(ToFloat(out[n]) + Round<T>(total));
+        } else {
+          out[n] = FromFloat<T>(total);
+        }
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) w[u][c] = next[u][c];
+    }
+  }
+}
+
+// The multiprocessors of the current device (looked up once).
+int MultiprocessorCount() {
+  static const int count = [] {
+    int device = 0, n = 0;
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device);
+    return n > 0 ? n : 1;
+  }();
+  return count;
+}
+
+// Launches at most blocks_per_sm blocks per multiprocessor (0: one block per
+// group; kAutoBlocks: one block per group when that is at most three per
+// multiprocessor, one wave at 256 threads, else two per multiprocessor,
+// which tandem-gemv-bench measured fastest at the Llama-3.2-1B shape).
+constexpr int kAutoBlocks = -1;
+
+template <typename T, typename Shape, GemvInput kInput, LinearEpilogue kEpilogue>
+cudaError_t LaunchShape(const void* x, const void* norm_weight, float eps, const void* weight,
+                        const void* bias, void* out, int K, int N, int blocks_per_sm,
+                        cudaStream_t stream) {
+  constexpr int kPerGroup = kOutputsPerGroup<Shape::kCols, kEpilogue>;
+  const int outputs = kEpilogue == LinearEpilogue::kSwiGlu ? N / 2 : N;
+  const int groups = (outputs + kPerGroup - 1) / kPerGroup;
+  if (blocks_per_sm == kAutoBlocks) {
+    blocks_per_sm = groups <= 3 * MultiprocessorCount() ? 0 : 2;
+  }
+  int blocks = groups;
+  if (blocks_per_sm > 0 && blocks > blocks_per_sm * MultiprocessorCount()) {
+    blocks = blocks_per_sm * MultiprocessorCount();
+  }
+  return kernel::LaunchOverlapped(
+      GemvKernel<T, Shape, kInput, kEpilogue>, dim3(blocks), dim3(Shape::kThreads), 0, stream,
+      static_cast<const T*>(x), static_cast<const T*>(norm_weight), eps,
+      static_cast<const T*>(weight), static_cast<const T*>(bias), static_cast<T*>(out), K, N,
+      groups);
+}
+
+// The shape for K (in 16-byte vectors): one tile of 256 threads, eight (or
+// sixteen, above 1024 vectors) weight loads per thread.
+constexpr int kMaxVectors = 2048;
+
+template <typename T, GemvInput kInput, LinearEpilogue kEpilogue>
+cudaError_t LaunchForK(const void* x, const void* norm_weight, float eps, const void* weight,
+                       const void* bias, void* out, int K, int N, cudaStream_t stream) {
+  const int vectors = K / Vec16<T>::kSize;
+#define TANDEM_GEMV(COLS, UNROLL)                                                            \
+  return LaunchShape<T, GemvShape<256, COLS, UNROLL>, kInput, kEpilogue>(                    \
+      x, norm_weight, eps, weight, bias, out, K, N, kAutoBlocks, stream)
+  if (vectors <= 256) TANDEM_GEMV(8, 1);
+  if (vectors <= 512) TANDEM_GEMV(4, 2);
+  if (vectors <= 1024) TANDEM_GEMV(2, 4);
+  TANDEM_GEMV(2, 8);
+#undef TANDEM_GEMV
+}
+
+}  // namespace
+
+bool GemvSupports(KernelDType dtype, int K) {
+  const int vec = dtype == KernelDType::kFloat32 ? 4 : 8;
+  return K > 0 && K % vec == 0 && K / vec <= kMaxVectors;
+}
+
+cudaError_t LaunchGemv(KernelDType dtype, GemvInput input, LinearEpilogue epilogue,
+                       const void* x, const void* norm_weight, float eps, const void* weight,
+                       const void* bias, void* out, int K, int N, cudaStream_t stream) {
+  if (N <= 0 || !GemvSupports(dtype, K) ||
+      (input == GemvInput::kRmsNorm) != (norm_weight != nullptr) ||
+      (epilogue == LinearEpilogue::kSwiGlu && (N % 2 != 0 || bias != nullptr))) {
+    return cudaErrorInvalidValue;
+  }
+  // The combinations the Llama step uses: Q/K/V (with a bias or none) and
+  // gate/up (SwiGLU) take the RMSNorm; o and down add into the residual.
+  return kernel::WithElementType(dtype, [&](auto type) -> cudaError_t {
+    using T = typename decltype(type)::type;
+#define TANDEM_GEMV(I, E) \
+  return LaunchForK<T, I, E>(x, norm_weight, eps, weight, bias, out, K, N, stream)
+    if (input == GemvInput::kRmsNorm && epilogue == LinearEpilogue::kBias) {
+      TANDEM_GEMV(GemvInput::kRmsNorm, LinearEpilogue::kBias);
+    }
+    if (input == GemvInput::kRmsNorm && epilogue == LinearEpilogue::kSwiGlu) {
+      TANDEM_GEMV(GemvInput::kRmsNorm, LinearEpilogue::kSwiGlu);
+    }
+    if (input == GemvInput::kPlain && epilogue == LinearEpilogue::kBiasResidual) {
+      TANDEM_GEMV(GemvInput::kPlain, LinearEpilogue::kBiasResidual);
+    }
+#undef TANDEM_GEMV
+    return cudaErrorInvalidValue;
+  });
+}
+
+}  // namespace tandem
