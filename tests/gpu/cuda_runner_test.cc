@@ -19,6 +19,7 @@
 #include "core/model/gpt2/gpt2_family.h"
 #include "core/model/gpt2/gpt2_model.h"
 #include "core/model/cuda/llama_cuda_decoder.h"
+#include "core/model/cuda/llama_ops.h"
 #include "core/model/llama/llama_model.h"
 #include "core/model/random_checkpoint.h"
 #include "core/model/model_loader.h"
@@ -473,13 +474,14 @@ TEST_P(LlamaCudaTest, KernelsMatchTheAtenPath) {
     std::vector<int64_t> positions(kSlots);
     for (int64_t s = 0; s < kSlots; ++s) positions[s] = 9 + 13 * s;
     at::Tensor tokens = got.narrow(0, 0, kSlots).argmax(-1);  // per slot
-    // Steps alternate between every slot (more rows than the fused kernels
-    // take: cuBLAS, unsplit attention) and three of them (fused, the context
-    // split over a cluster).
-    for (int step = 0; step < 6; ++step) {
-      const std::vector<int64_t> rows = step % 2 == 0
-                                            ? std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
-                                            : std::vector<int64_t>{11, 0, 6};
+    // Steps cycle through every slot (more rows than the fused kernels
+    // take: cuBLAS, the grouped attention kernel with the context split over
+    // a cluster), three of them (the fused linear kernel, RoPE inside the
+    // attention kernel) and one (LaunchGemv's projections).
+    const std::vector<std::vector<int64_t>> row_sets = {
+        {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {11, 0, 6}, {7}};
+    for (int step = 0; step < 9; ++step) {
+      const std::vector<int64_t>& rows = row_sets[step % 3];
       const at::Tensor slots = Ids(rows);
       std::vector<int64_t> row_positions;
       for (int64_t r : rows) row_positions.push_back(positions[r]);
@@ -507,6 +509,45 @@ TEST_P(LlamaCudaTest, KernelsMatchTheAtenPath) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, LlamaCudaTest, ::testing::Values("llama", "qwen2", "qwen3"));
+
+// LaunchGemv's one-row projections against ATen (LlamaRMSNorm as
+// transformers computes it, linear, SwiGLU, the residual add) at sizes
+// whose column groups outnumber three per multiprocessor, so each block
+// loops over groups loading the next ahead, and at a small size (one block
+// per group); K up to 8192 (four or eight vectors per thread).
+TEST(GemvKernelTest, OneRowProjectionsMatchAten) {
+  c10::InferenceMode inference_mode;
+  for (at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+    const auto options = at::TensorOptions().dtype(dtype).device(at::kCUDA);
+    const double tolerance = dtype == at::kFloat ? 1e-5 : 2e-2;
+    for (const auto& [hidden, inner] : {std::pair<int64_t, int64_t>{2048, 8192}, {256, 512}}) {
+      at::manual_seed(hidden);
+      const at::Tensor x = at::randn({1, hidden}, options);
+      const at::Tensor norm = at::rand({hidden}, options) + 0.5;
+      const at::Tensor qkv_weight = at::randn({3 * hidden, hidden}, options) * 0.05;
+      const at::Tensor bias = at::randn({3 * hidden}, options);
+      const at::Tensor gate_up_weight = at::randn({2 * inner, hidden}, options) * 0.05;
+      const at::Tensor down_weight = at::randn({hidden, inner}, options) * 0.05;
+      const double eps = 1e-5;
+      const at::Tensor x32 = x.to(at::kFloat);
+      const at::Tensor h =
+          norm * (x32 * at::rsqrt(x32.pow(2).mean(-1, true) + eps)).to(dtype);  // LlamaRMSNorm
+      const std::string where = c10::toString(dtype) + std::string(" hidden ") +
+                                std::to_string(hidden);
+
+      EXPECT_LE(RelativeError(NormProjection(x, norm, eps, qkv_weight, bias),
+                              at::linear(h, qkv_weight, bias)),
+                tolerance)
+          << where;
+      const at::Tensor act = NormSwiGluProjection(x, norm, eps, gate_up_weight);
+      const std::vector<at::Tensor> gate_up = at::linear(h, gate_up_weight).chunk(2, -1);
+      EXPECT_LE(RelativeError(act, at::silu(gate_up[0]) * gate_up[1]), tolerance) << where;
+      at::Tensor residual = x.clone();
+      ProjectionAddResidual(act, down_weight, residual);
+      EXPECT_LE(RelativeError(residual, x + at::linear(act, down_weight)), tolerance) << where;
+    }
+  }
+}
 
 // Every engine mode on a Llama checkpoint (written by the family, with the
 // real Llama 3 tokenizer) gives the tokens of synchronous eager.
