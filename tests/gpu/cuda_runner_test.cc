@@ -85,6 +85,28 @@ TEST(DecodeKernelTest, MatchesTheGatherMatmulPathForEveryLength) {
   }
 }
 
+// On CUDA Gpt2Model stores the LM head padded to a multiple of 128 rows
+// (GPT-2's vocabulary is odd): its logits are still [B, V] and equal the
+// unpadded CPU model's, and the embedding, which reads the same rows, too.
+TEST(DecodeKernelTest, PaddedLmHeadGivesTheUnpaddedLogits) {
+  c10::InferenceMode inference_mode;
+  const Gpt2Config config = SmallConfig();
+  ASSERT_NE(config.vocab_size % 128, 0) << "the padding must be exercised";
+  const Gpt2Weights weights = Gpt2Weights::Random(config, 7);
+  Gpt2Model cpu(config, weights);
+  Gpt2Model gpu(config, weights.To(at::kFloat, at::kCUDA));
+  EXPECT_EQ(gpu.weights().wte.size(0), config.vocab_size);
+  KvCache cpu_cache(Shape(config, 2), at::TensorOptions().dtype(at::kFloat));
+  KvCache gpu_cache(Shape(config, 2), at::TensorOptions().dtype(at::kFloat).device(at::kCUDA));
+  const std::vector<int64_t> tokens = {config.vocab_size - 1, 17};  // the last row, too
+  const at::Tensor slots = at::tensor({0L, 1L}), positions = at::tensor({0L, 0L});
+  const at::Tensor want = cpu.Decode(slots, at::tensor(tokens), positions, 1, &cpu_cache);
+  const at::Tensor got = gpu.Decode(slots.cuda(), Ids(tokens), positions.cuda(), 1, &gpu_cache);
+  ASSERT_EQ(got.sizes(), want.sizes());
+  EXPECT_TRUE(got.is_contiguous());
+  EXPECT_LT(((got.cpu() - want).norm() / want.norm()).item<double>(), 1e-5);
+}
+
 // The fused decode path (fused projections, attention kernel) against the
 // gather + matmul reference, for every batch size up to one past the fused
 // limit (that one takes the cuBLAS path), in every dtype; the greedy kernel

@@ -14,6 +14,7 @@ namespace {
 using kernel::FromFloat;
 using kernel::kChunk;
 using kernel::kLinearWarps;
+using kernel::Round;
 using kernel::ToFloat;
 using kernel::Vec16;
 using kernel::WithElementType;
@@ -105,19 +106,31 @@ __global__ void EmbedTokensKernel(const T* __restrict__ wte, const T* __restrict
   kernel::AllowNextKernel();
   const int b = blockIdx.x;
   const int64_t r = slots != nullptr ? slots[b] : b;
-  const int64_t position = positions[r] < max_position ? positions[r] : max_position;
   const T* token_row = wte + tokens[r] * channels;
+  T* row = x + static_cast<size_t>(b) * channels;
+  if (wpe == nullptr) {  // no learned positions (Llama): a gather
+    if ((channels * sizeof(T)) % 16 == 0) {  // rows stay 16-byte aligned
+      const int vectors = static_cast<int>(channels * sizeof(T) / 16);
+      for (int v = threadIdx.x; v < vectors; v += blockDim.x) {
+        reinterpret_cast<uint4*>(row)[v] = __ldg(reinterpret_cast<const uint4*>(token_row) + v);
+      }
+    } else {
+      for (int c = threadIdx.x; c < channels; c += blockDim.x) row[c] = token_row[c];
+    }
+    return;
+  }
+  const int64_t position = positions[r] < max_position ? positions[r] : max_position;
   const T* position_row = wpe + position * channels;
   for (int c = threadIdx.x; c < channels; c += blockDim.x) {
-    x[static_cast<size_t>(b) * channels + c] =
-        FromFloat<T>(ToFloat(token_row[c]) + ToFloat(position_row[c]));
+    row[c] = FromFloat<T>(ToFloat(token_row[c]) + ToFloat(position_row[c]));
   }
 }
 
-// One block for all rows (rows <= kMaxFusedRows).
+// One block for all rows (rows <= kMaxFusedRows; warp m takes row m's
+// statistics).
 template <typename T>
 __global__ void __launch_bounds__(kLinearWarps * 32)
-LayerNormKernel(const T* __restrict__ x, const T* __restrict__ weight,
+LayerNormKernel(T* x, const T* residual, const T* __restrict__ weight,
                 const T* __restrict__ bias, float eps, T* __restrict__ out, int rows,
                 int channels) {
   kernel::AllowNextKernel();
@@ -127,11 +140,69 @@ LayerNormKernel(const T* __restrict__ x, const T* __restrict__ weight,
     kernel::WarpPrefetchL2(bias, channels * static_cast<int>(sizeof(T)));
   }
   kernel::WaitForPreviousKernel();
+  if (residual != nullptr) {  // x = T(x + residual), as ATen's add rounds it
+    for (int i = threadIdx.x; i < rows * channels; i += blockDim.x) {
+      x[i] = FromFloat<T>(ToFloat(x[i]) + ToFloat(residual[i]));
+    }
+    __syncthreads();  // the block's writes, visible to its statistics
+  }
   kernel::BlockNormStats(x, rows, channels, eps, mean, rstd);
   for (int i = threadIdx.x; i < rows * channels; i += blockDim.x) {
     const int m = i / channels, c = i % channels;
     out[i] = FromFloat<T>((ToFloat(x[i]) - mean[m]) * rstd[m] * ToFloat(weight[c]) +
                           ToFloat(bias[c]));
+  }
+}
+
+// One block of kRowThreads per row (batches above kMaxFusedRows): thread t
+// owns the row's 16-byte vectors t, t + kRowThreads, ... (kVecs at most),
+// held in registers between the passes.
+constexpr int kRowThreads = 128;
+
+template <typename T, int kVecs>
+__global__ void __launch_bounds__(kRowThreads)
+RowLayerNormKernel(T* x, const T* residual, const T* __restrict__ weight,
+                   const T* __restrict__ bias, float eps, T* __restrict__ out, int channels) {
+  constexpr int kVec = Vec16<T>::kSize;
+  kernel::AllowNextKernel();
+  kernel::WaitForPreviousKernel();
+  const size_t row = static_cast<size_t>(blockIdx.x) * channels;
+  float v[kVecs][kVec];
+  float sum = 0.0f;
+#pragma unroll
+  for (int u = 0; u < kVecs; ++u) {
+    const int c = (u * kRowThreads + threadIdx.x) * kVec;
+    if (c >= channels) continue;
+    kernel::LoadVecCoherent(x + row + c, v[u]);
+    if (residual != nullptr) {  // x = T(x + residual), as ATen's add rounds it
+      float r[kVec];
+      kernel::LoadVecCoherent(residual + row + c, r);
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) v[u][i] = Round<T>(v[u][i] + r[i]);
+      kernel::StoreVec(x + row + c, v[u]);
+    }
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) sum += v[u][i];
+  }
+  const float mean = kernel::BlockSum(sum) / channels;
+  float squares = 0.0f;  // second pass over the registers: exact when |mean| >> std
+#pragma unroll
+  for (int u = 0; u < kVecs; ++u) {
+    if ((u * kRowThreads + threadIdx.x) * kVec >= channels) continue;
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) squares += (v[u][i] - mean) * (v[u][i] - mean);
+  }
+  const float rstd = rsqrtf(kernel::BlockSum(squares) / channels + eps);
+#pragma unroll
+  for (int u = 0; u < kVecs; ++u) {
+    const int c = (u * kRowThreads + threadIdx.x) * kVec;
+    if (c >= channels) continue;
+    float gamma[kVec], beta[kVec], y[kVec];
+    kernel::LoadVec(weight + c, gamma);
+    kernel::LoadVec(bias + c, beta);
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) y[i] = (v[u][i] - mean) * rstd * gamma[i] + beta[i];
+    kernel::StoreVec(out + row + c, y);
   }
 }
 
@@ -200,17 +271,35 @@ cudaError_t LaunchEmbedTokens(KernelDType dtype, const void* wte, const void* wp
   });
 }
 
-cudaError_t LaunchLayerNorm(KernelDType dtype, const void* x, const void* weight,
-                            const void* bias, float eps, void* out, int rows, int channels,
-                            cudaStream_t stream) {
-  if (rows < 1 || rows > kMaxFusedRows || channels <= 0) return cudaErrorInvalidValue;
+cudaError_t LaunchLayerNorm(KernelDType dtype, void* x, const void* residual,
+                            const void* weight, const void* bias, float eps, void* out,
+                            int rows, int channels, cudaStream_t stream) {
+  if (rows < 1 || channels <= 0) return cudaErrorInvalidValue;
   return WithElementType(dtype, [&](auto type) {
     using T = typename decltype(type)::type;
     if (channels % Vec16<T>::kSize != 0) return cudaErrorInvalidValue;
-    return kernel::LaunchOverlapped(LayerNormKernel<T>, dim3(1), dim3(kLinearWarps * 32), 0,
-                                    stream, static_cast<const T*>(x),
-                                    static_cast<const T*>(weight), static_cast<const T*>(bias),
-                                    eps, static_cast<T*>(out), rows, channels);
+    if (rows <= kMaxFusedRows) {
+      return kernel::LaunchOverlapped(LayerNormKernel<T>, dim3(1), dim3(kLinearWarps * 32), 0,
+                                      stream, static_cast<T*>(x),
+                                      static_cast<const T*>(residual),
+                                      static_cast<const T*>(weight),
+                                      static_cast<const T*>(bias), eps, static_cast<T*>(out),
+                                      rows, channels);
+    }
+    // A block per row, its vectors in registers (up to 8 per thread).
+    const int per_thread = (channels / Vec16<T>::kSize + kRowThreads - 1) / kRowThreads;
+    auto launch = [&](auto kernel_function) {
+      return kernel::LaunchOverlapped(kernel_function, dim3(rows), dim3(kRowThreads), 0, stream,
+                                      static_cast<T*>(x), static_cast<const T*>(residual),
+                                      static_cast<const T*>(weight),
+                                      static_cast<const T*>(bias), eps, static_cast<T*>(out),
+                                      channels);
+    };
+    if (per_thread <= 1) return launch(RowLayerNormKernel<T, 1>);
+    if (per_thread <= 2) return launch(RowLayerNormKernel<T, 2>);
+    if (per_thread <= 4) return launch(RowLayerNormKernel<T, 4>);
+    if (per_thread <= 8) return launch(RowLayerNormKernel<T, 8>);
+    return cudaErrorInvalidValue;
   });
 }
 

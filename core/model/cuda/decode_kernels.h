@@ -108,12 +108,15 @@ cudaError_t LaunchFusedLinear(KernelDType dtype, LinearEpilogue epilogue, const 
                               const void* weight, const void* bias, void* out, int rows, int K,
                               int N, cudaStream_t stream);
 
-// out[m, :] = T(layer_norm(x[m, :]) * weight + bias) for m < rows (the final
-// LayerNorm before the LM head); x, out [rows, C] with rows in
-// [1, kMaxFusedRows]; weight, bias [C].
-cudaError_t LaunchLayerNorm(KernelDType dtype, const void* x, const void* weight,
-                            const void* bias, float eps, void* out, int rows, int channels,
-                            cudaStream_t stream);
+// out[m, :] = T(layer_norm(x[m, :]) * weight + bias) for m < rows (the
+// final LayerNorm before the LM head; above kMaxFusedRows rows every
+// LayerNorm). With `residual` (not null) first x[m, :] = T(x[m, :] +
+// residual[m, :]) in place (the residual add that precedes the LayerNorm).
+// x, residual, out [rows, C]; weight, bias [C]; C a multiple of 16 bytes.
+// One block per kMaxFusedRows rows.
+cudaError_t LaunchLayerNorm(KernelDType dtype, void* x, const void* residual,
+                            const void* weight, const void* bias, float eps, void* out,
+                            int rows, int channels, cudaStream_t stream);
 
 // The LM head: logits[m, n] = float(T(sum_k x[m, k] * weight[n, k])), float32
 // [rows, N] (x is the final LayerNorm's output). Shapes and alignment as
@@ -124,7 +127,8 @@ cudaError_t LaunchLmHead(KernelDType dtype, const void* x, const void* weight, f
 // x[b, :] = T(wte[tokens[r], :] + wpe[min(positions[r], max_position), :])
 // with r = b, or r = slots[b] when `slots` is not null (tokens and positions
 // are then per-slot state [S]). wte [V, C], wpe [P, C], x [B, C]; slots [B]
-// int64. The first kernel of a fused step: launched without programmatic
+// int64. With wpe null (no learned positions), x[b, :] = wte[tokens[r], :]
+// and positions is not read. The first kernel of a fused step: launched without programmatic
 // serialization, it starts after all earlier work in the stream (and every
 // later kernel of the step after it), so the step's kernels may read the
 // step's inputs before waiting for their predecessor.

@@ -98,15 +98,28 @@ void LinearAddResidual(const at::Tensor& x, const at::Tensor& weight_nk, const a
   Linear(LinearEpilogue::kBiasResidual, x, nullptr, weight_nk, &bias, residual);
 }
 
-at::Tensor LayerNorm(const at::Tensor& x, const FusedNorm& norm) {
+at::Tensor ResidualLayerNorm(at::Tensor& x, const at::Tensor& residual, const FusedNorm& norm) {
   CheckVectorLoads({&x, &norm.weight, &norm.bias}, "LayerNorm");
+  if (residual.defined()) {
+    CheckVectorLoads({&residual}, "LayerNorm");
+    if (!residual.sizes().equals(x.sizes())) {
+      throw std::invalid_argument("LayerNorm: the residual must have x's shape");
+    }
+  }
   at::Tensor out = at::empty_like(x);
-  CheckCuda(LaunchLayerNorm(KernelDTypeOf(x.scalar_type()), x.data_ptr(), norm.weight.data_ptr(),
-                        norm.bias.data_ptr(), static_cast<float>(norm.eps), out.data_ptr(),
-                        static_cast<int>(x.size(0)), static_cast<int>(x.size(1)),
-                        CurrentStream()),
-        "LayerNorm");
+  CheckCuda(LaunchLayerNorm(KernelDTypeOf(x.scalar_type()), x.data_ptr(),
+                            residual.defined() ? residual.data_ptr() : nullptr,
+                            norm.weight.data_ptr(), norm.bias.data_ptr(),
+                            static_cast<float>(norm.eps), out.data_ptr(),
+                            static_cast<int>(x.size(0)), static_cast<int>(x.size(1)),
+                            CurrentStream()),
+            "LayerNorm");
   return out;
+}
+
+at::Tensor LayerNorm(const at::Tensor& x, const FusedNorm& norm) {
+  at::Tensor in = x;  // not written without a residual
+  return ResidualLayerNorm(in, at::Tensor(), norm);
 }
 
 at::Tensor LmHeadLogits(const at::Tensor& x, const at::Tensor& weight_nk) {
@@ -126,9 +139,11 @@ at::Tensor EmbedTokens(const at::Tensor& wte, const at::Tensor& wpe, const at::T
   const bool by_slot = slots.defined();
   const int64_t B = by_slot ? slots.size(0) : tokens.size(0), C = wte.size(1);
   at::Tensor x = at::empty({B, C}, wte.options());
-  CheckCuda(LaunchEmbedTokens(KernelDTypeOf(wte.scalar_type()), wte.data_ptr(), wpe.data_ptr(),
+  CheckCuda(LaunchEmbedTokens(KernelDTypeOf(wte.scalar_type()), wte.data_ptr(),
+                          wpe.defined() ? wpe.data_ptr() : nullptr,
                           by_slot ? slots.data_ptr<int64_t>() : nullptr,
-                          tokens.data_ptr<int64_t>(), positions.data_ptr<int64_t>(),
+                          tokens.data_ptr<int64_t>(),
+                          positions.defined() ? positions.data_ptr<int64_t>() : nullptr,
                           max_position, x.data_ptr(), static_cast<int>(B),
                           static_cast<int>(C), CurrentStream()),
         "EmbedTokens");

@@ -67,8 +67,12 @@ at::Tensor SmallBatchLinear(const at::Tensor& x, const at::Tensor& weight_nk,
 void LinearAddResidual(const at::Tensor& x, const at::Tensor& weight_nk, const at::Tensor& bias,
                        at::Tensor& residual);
 
-// [B, C] = T(layer_norm(x) * weight + bias), x [B, C], B <= kMaxFusedRows.
+// [B, C] = T(layer_norm(x) * weight + bias), x [B, C], any B.
 at::Tensor LayerNorm(const at::Tensor& x, const FusedNorm& norm);
+// The same after x = T(x + residual) in place (residual [B, C], or
+// undefined for none): a residual add and the LayerNorm after it in one
+// kernel.
+at::Tensor ResidualLayerNorm(at::Tensor& x, const at::Tensor& residual, const FusedNorm& norm);
 
 // float32 [B, N] = float(T(x @ weight_nk^T)): the LM head's logits.
 at::Tensor LmHeadLogits(const at::Tensor& x, const at::Tensor& weight_nk);
@@ -76,6 +80,7 @@ at::Tensor LmHeadLogits(const at::Tensor& x, const at::Tensor& weight_nk);
 // The step's input embeddings [B, C] = wte[tokens[r]] + wpe[min(positions[r],
 // max_position)], with r = b (tokens and positions are [B]), or r = slots[b]
 // when `slots` is defined (tokens and positions are per-slot state [S]).
+// With wpe undefined (no learned positions): wte[tokens[r]], positions unused.
 at::Tensor EmbedTokens(const at::Tensor& wte, const at::Tensor& wpe, const at::Tensor& slots,
                        const at::Tensor& tokens, const at::Tensor& positions,
                        int64_t max_position);

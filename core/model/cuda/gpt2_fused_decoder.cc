@@ -65,6 +65,10 @@ at::Tensor Gpt2FusedDecoder::Decode(const at::Tensor& slots, const at::Tensor& t
     return DecodeFused(slots, tokens, positions, /*by_slot=*/false, /*greedy=*/false, cache)
         .logits;
   }
+  if (fused_decode_) {
+    return DecodeBatched(slots, tokens, positions, /*by_slot=*/false, /*greedy=*/false, cache)
+        .logits;
+  }
   if (!attention_kernel_) return model_.Decode(slots, tokens, positions, attend_len, cache);
   return model_.DecodeWithAttention(
       slots, tokens, positions, attend_len, cache,
@@ -78,6 +82,9 @@ CausalLm::SlotDecode Gpt2FusedDecoder::DecodeSlots(const at::Tensor& slots,
                                                    bool greedy, KvCache* cache) const {
   if (UsesFusedDecode(slots.size(0))) {
     return DecodeFused(slots, slot_tokens, slot_positions, /*by_slot=*/true, greedy, cache);
+  }
+  if (fused_decode_) {
+    return DecodeBatched(slots, slot_tokens, slot_positions, /*by_slot=*/true, greedy, cache);
   }
   SlotDecode out{Decode(slots, slot_tokens.index_select(0, slots),
                         slot_positions.index_select(0, slots), cache->max_context(), cache)};
@@ -114,6 +121,43 @@ CausalLm::SlotDecode Gpt2FusedDecoder::DecodeFused(const at::Tensor& slots,
   const at::Tensor h = LayerNorm(x, {weights.ln_f_weight, weights.ln_f_bias, eps});
   const at::Tensor& head = weights.lm_head.defined() ? weights.lm_head : weights.wte;
   SlotDecode out{LmHeadLogits(h, head)};
+  if (greedy) std::tie(out.tokens, out.logprobs) = GreedyTokens(out.logits);
+  return out;
+}
+
+CausalLm::SlotDecode Gpt2FusedDecoder::DecodeBatched(const at::Tensor& slots,
+                                                     const at::Tensor& tokens,
+                                                     const at::Tensor& positions, bool by_slot,
+                                                     bool greedy, KvCache* cache) const {
+  // cuBLAS projections (bias and GELU in their epilogues), the attention
+  // kernel, and each residual add fused with the LayerNorm after it.
+  const Gpt2Config& config = model_.config();
+  const Gpt2Weights& weights = model_.weights();
+  const int64_t B = slots.size(0), C = config.n_embd, H = config.n_head, D = config.head_dim();
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  const double eps = config.layer_norm_epsilon;
+  const at::Tensor index = by_slot ? slots : at::Tensor();  // how tokens, positions are read
+  at::Tensor x = EmbedTokens(weights.wte, weights.wpe, index, tokens, positions,
+                             cache->max_context() - 1);  // [B, C], the residual stream
+  const Gpt2LayerWeights& first = weights.layers[0];
+  at::Tensor h = LayerNorm(x, {first.ln_1_weight, first.ln_1_bias, eps});  // [B, C]
+  for (int64_t i = 0; i < config.n_layer; ++i) {
+    const Gpt2LayerWeights& w = weights.layers[i];
+    const at::Tensor qkv = at::addmm(w.attn_bias, h, w.attn_weight).view({B, 3, H, D});
+    const at::Tensor attn =
+        DecodeAttention(qkv, cache->keys(i), cache->values(i), slots, positions, by_slot, scale)
+            .view({B, C});
+    h = ResidualLayerNorm(x, at::addmm(w.attn_proj_bias, attn, w.attn_proj_weight),
+                          {w.ln_2_weight, w.ln_2_bias, eps});
+    const at::Tensor inner =
+        at::_addmm_activation(w.mlp_fc_bias, h, w.mlp_fc_weight, 1, 1, /*use_gelu=*/true);
+    const bool last = i + 1 == config.n_layer;  // then the final LayerNorm
+    const at::Tensor& norm_weight = last ? weights.ln_f_weight : weights.layers[i + 1].ln_1_weight;
+    const at::Tensor& norm_bias = last ? weights.ln_f_bias : weights.layers[i + 1].ln_1_bias;
+    h = ResidualLayerNorm(x, at::addmm(w.mlp_proj_bias, inner, w.mlp_proj_weight),
+                          {norm_weight, norm_bias, eps});
+  }
+  SlotDecode out{model_.HeadLogits(h)};
   if (greedy) std::tie(out.tokens, out.logprobs) = GreedyTokens(out.logits);
   return out;
 }

@@ -19,8 +19,10 @@ namespace tandem {
 // position (by slot in DecodeSlots), five kernels per layer (LayerNorm +
 // QKV; attention with the K/V append; out-projection + residual; LayerNorm
 // + FC + GELU; projection + residual), the final LayerNorm, the LM head and
-// the greedy choice. Larger batches: cuBLAS projections (Gpt2Model's ATen
-// path) with the attention kernel. Prefill is Gpt2Model's packed forward
+// the greedy choice. Larger batches: the same embedding and attention
+// kernels with cuBLAS projections (bias and GELU in their epilogues), each
+// residual add fused with the LayerNorm after it (one kernel), and the LM
+// head on its rows padded to a multiple of 128 (Gpt2Model). Prefill is Gpt2Model's packed forward
 // (cuBLAS over the whole pack) with the packed-prefill attention kernel.
 //
 // The projection weights keep their logical [K, N] shape but are stored
@@ -55,6 +57,10 @@ class Gpt2FusedDecoder : public CausalLm {
   SlotDecode DecodeFused(const at::Tensor& slots, const at::Tensor& tokens,
                          const at::Tensor& positions, bool by_slot, bool greedy,
                          KvCache* cache) const;
+  // Above kMaxFusedRows rows: the same step with cuBLAS projections.
+  SlotDecode DecodeBatched(const at::Tensor& slots, const at::Tensor& tokens,
+                           const at::Tensor& positions, bool by_slot, bool greedy,
+                           KvCache* cache) const;
   // The attention kernel as Gpt2Model's attention step.
   at::Tensor KernelAttention(int64_t layer, const at::Tensor& qkv, const at::Tensor& slots,
                              const at::Tensor& positions, KvCache* cache) const;

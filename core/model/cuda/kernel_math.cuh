@@ -99,6 +99,29 @@ __device__ __forceinline__ float WarpMax(float v) {
   return v;
 }
 
+// Sum over the block (blockDim.x a multiple of 32, at most 1024); every
+// thread gets it. Every thread of the block must call it.
+__device__ __forceinline__ float BlockSum(float v) {
+  __shared__ float partial[32];
+  v = WarpSum(v);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  float total = 0.0f;
+  for (int w = 0; w < warps; ++w) total += partial[w];
+  __syncthreads();  // partial is reused by the next call
+  return total;
+}
+
+// Stores kSize floats at p (16-byte aligned) as one 16-byte vector of T.
+template <typename T>
+__device__ __forceinline__ void StoreVec(T* p, const float (&v)[Vec16<T>::kSize]) {
+  alignas(16) T packed[Vec16<T>::kSize];
+#pragma unroll
+  for (int i = 0; i < Vec16<T>::kSize; ++i) packed[i] = FromFloat<T>(v[i]);
+  *reinterpret_cast<uint4*>(p) = *reinterpret_cast<const uint4*>(packed);
+}
+
 // Asks L2 to fetch the 128-byte line holding p (a hint: no data moves into
 // registers, so it is safe on memory another kernel may still write).
 __device__ __forceinline__ void PrefetchL2(const void* p) {

@@ -117,7 +117,8 @@ CausalLm::SlotDecode LlamaCudaDecoder::Step(const at::Tensor& slots, const at::T
   // RoPE (and Qwen3's Q/K norms) inside the attention kernel where it can.
   const bool rope_in_attention =
       DecodeAttentionRotates(static_cast<int>(B), static_cast<int>(Hq), static_cast<int>(Hkv));
-  at::Tensor x = at::embedding(w.embed_tokens, by_slot ? tokens.index_select(0, slots) : tokens);
+  // One gather kernel, the step's first, a plain launch (see LaunchEmbedTokens).
+  at::Tensor x = EmbedTokens(w.embed_tokens, at::Tensor(), index, tokens, at::Tensor(), 0);
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     const LlamaLayerWeights& l = w.layers[i];
     at::Tensor qkv = QkvProjection(x, l, path).view({B, Hq + 2 * Hkv, D});

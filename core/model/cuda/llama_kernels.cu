@@ -9,26 +9,13 @@
 namespace tandem {
 namespace {
 
+using kernel::BlockSum;
 using kernel::FromFloat;
 using kernel::Round;
 using kernel::ToFloat;
 using kernel::Vec16;
 
 constexpr int kNormThreads = 256;
-
-// Sum over the block (blockDim.x a multiple of 32, at most 1024); every
-// thread gets it.
-__device__ float BlockSum(float v) {
-  __shared__ float partial[32];
-  v = kernel::WarpSum(v);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
-  if (lane == 0) partial[warp] = v;
-  __syncthreads();
-  float total = 0.0f;
-  for (int w = 0; w < warps; ++w) total += partial[w];
-  __syncthreads();
-  return total;
-}
 
 // One block per row.
 template <typename T>

@@ -49,6 +49,10 @@ class Gpt2Model : public CausalLm {
                                  const at::Tensor& positions, int64_t attend_len,
                                  KvCache* cache, const DecodeAttentionFn& attention) const;
 
+  // The LM head: float32 [N, V] logits of h [N, C] (after the final
+  // LayerNorm).
+  at::Tensor HeadLogits(const at::Tensor& h) const;
+
   const Gpt2Config& config() const { return config_; }
   const Gpt2Weights& weights() const { return weights_; }
 
@@ -66,6 +70,10 @@ class Gpt2Model : public CausalLm {
 
   Gpt2Config config_;
   Gpt2Weights weights_;
+  // On CUDA when the vocabulary V is not a multiple of 128: the LM head
+  // [V', C] with zero rows up to V' (a multiple of 128); weights_.wte (or
+  // lm_head) is then its first V rows, a view of the same memory.
+  at::Tensor padded_head_;
 };
 
 }  // namespace tandem
