@@ -48,43 +48,25 @@ at::Tensor Gpt2FusedDecoder::PrefillPacked(const PrefillPack& pack, KvCache* cac
       });
 }
 
-at::Tensor Gpt2FusedDecoder::KernelAttention(int64_t layer, const at::Tensor& qkv,
-                                             const at::Tensor& slots,
-                                             const at::Tensor& positions,
-                                             KvCache* cache) const {
-  const double scale = 1.0 / std::sqrt(static_cast<double>(model_.config().head_dim()));
-  // Appends K/V and attends over each slot's own length in one launch.
-  return DecodeAttention(qkv, cache->keys(layer), cache->values(layer), slots, positions,
-                         /*positions_by_slot=*/false, scale);
-}
-
 at::Tensor Gpt2FusedDecoder::Decode(const at::Tensor& slots, const at::Tensor& tokens,
                                     const at::Tensor& positions, int64_t attend_len,
                                     KvCache* cache) const {
-  if (UsesFusedDecode(tokens.size(0))) {
-    return DecodeFused(slots, tokens, positions, /*by_slot=*/false, /*greedy=*/false, cache)
-        .logits;
-  }
   if (fused_decode_) {
-    return DecodeBatched(slots, tokens, positions, /*by_slot=*/false, /*greedy=*/false, cache)
-        .logits;
+    return Step(slots, tokens, positions, /*by_slot=*/false, /*greedy=*/false, cache).logits;
   }
   if (!attention_kernel_) return model_.Decode(slots, tokens, positions, attend_len, cache);
   return model_.DecodeWithAttention(
       slots, tokens, positions, attend_len, cache,
       [this](int64_t layer, const at::Tensor& qkv, const at::Tensor& s, const at::Tensor& p,
-             KvCache* c) { return KernelAttention(layer, qkv, s, p, c); });
+             KvCache* c) { return Attention(layer, qkv, {s, p, /*by_slot=*/false, c}); });
 }
 
 CausalLm::SlotDecode Gpt2FusedDecoder::DecodeSlots(const at::Tensor& slots,
                                                    const at::Tensor& slot_tokens,
                                                    const at::Tensor& slot_positions,
                                                    bool greedy, KvCache* cache) const {
-  if (UsesFusedDecode(slots.size(0))) {
-    return DecodeFused(slots, slot_tokens, slot_positions, /*by_slot=*/true, greedy, cache);
-  }
   if (fused_decode_) {
-    return DecodeBatched(slots, slot_tokens, slot_positions, /*by_slot=*/true, greedy, cache);
+    return Step(slots, slot_tokens, slot_positions, /*by_slot=*/true, greedy, cache);
   }
   SlotDecode out{Decode(slots, slot_tokens.index_select(0, slots),
                         slot_positions.index_select(0, slots), cache->max_context(), cache)};
@@ -92,74 +74,76 @@ CausalLm::SlotDecode Gpt2FusedDecoder::DecodeSlots(const at::Tensor& slots,
   return out;
 }
 
-CausalLm::SlotDecode Gpt2FusedDecoder::DecodeFused(const at::Tensor& slots,
-                                                   const at::Tensor& tokens,
-                                                   const at::Tensor& positions, bool by_slot,
-                                                   bool greedy, KvCache* cache) const {
-  // Five kernels per layer; positions past the context are clamped inside.
+CausalLm::SlotDecode Gpt2FusedDecoder::Step(const at::Tensor& slots, const at::Tensor& tokens,
+                                            const at::Tensor& positions, bool by_slot,
+                                            bool greedy, KvCache* cache) const {
   const Gpt2Config& config = model_.config();
   const Gpt2Weights& weights = model_.weights();
-  const int64_t B = slots.size(0), C = config.n_embd, H = config.n_head, D = config.head_dim();
-  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   const double eps = config.layer_norm_epsilon;
+  const bool fused = UsesFusedDecode(slots.size(0));
+  const LayerInputs in{slots, positions, by_slot, cache};
   const at::Tensor index = by_slot ? slots : at::Tensor();  // how tokens, positions are read
+  // [B, C], the residual stream; positions past the context are clamped inside.
   at::Tensor x = EmbedTokens(weights.wte, weights.wpe, index, tokens, positions,
-                             cache->max_context() - 1);  // [B, C], the residual stream
+                             cache->max_context() - 1);
+  at::Tensor h;  // above kMaxFusedRows: the next LayerNorm's output [B, C]
+  if (!fused) h = LayerNorm(x, {weights.layers[0].ln_1_weight, weights.layers[0].ln_1_bias, eps});
   for (int64_t i = 0; i < config.n_layer; ++i) {
-    const Gpt2LayerWeights& w = weights.layers[i];
-    const at::Tensor qkv = NormLinear(x, {w.ln_1_weight, w.ln_1_bias, eps}, w.attn_weight.t(),
-                                      w.attn_bias, /*gelu=*/false)
-                               .view({B, 3, H, D});
-    const at::Tensor attn =
-        DecodeAttention(qkv, cache->keys(i), cache->values(i), slots, positions, by_slot, scale)
-            .view({B, C});
-    LinearAddResidual(attn, w.attn_proj_weight.t(), w.attn_proj_bias, x);
-    const at::Tensor inner = NormLinear(x, {w.ln_2_weight, w.ln_2_bias, eps},
-                                        w.mlp_fc_weight.t(), w.mlp_fc_bias, /*gelu=*/true);
-    LinearAddResidual(inner, w.mlp_proj_weight.t(), w.mlp_proj_bias, x);
+    if (fused) {
+      FusedLayer(i, in, x);
+    } else {
+      BatchedLayer(i, in, x, h);
+    }
   }
-  const at::Tensor h = LayerNorm(x, {weights.ln_f_weight, weights.ln_f_bias, eps});
   const at::Tensor& head = weights.lm_head.defined() ? weights.lm_head : weights.wte;
-  SlotDecode out{LmHeadLogits(h, head)};
+  SlotDecode out{fused ? LmHeadLogits(LayerNorm(x, {weights.ln_f_weight, weights.ln_f_bias, eps}),
+                                      head)
+                       : model_.HeadLogits(h)};
   if (greedy) std::tie(out.tokens, out.logprobs) = GreedyTokens(out.logits);
   return out;
 }
 
-CausalLm::SlotDecode Gpt2FusedDecoder::DecodeBatched(const at::Tensor& slots,
-                                                     const at::Tensor& tokens,
-                                                     const at::Tensor& positions, bool by_slot,
-                                                     bool greedy, KvCache* cache) const {
-  // cuBLAS projections (bias and GELU in their epilogues), the attention
-  // kernel, and each residual add fused with the LayerNorm after it.
+void Gpt2FusedDecoder::FusedLayer(int64_t i, const LayerInputs& in, at::Tensor& x) const {
+  const Gpt2Config& config = model_.config();
+  const Gpt2LayerWeights& w = model_.weights().layers[i];
+  const int64_t B = x.size(0), C = config.n_embd, H = config.n_head, D = config.head_dim();
+  const double eps = config.layer_norm_epsilon;
+  const at::Tensor qkv = NormLinear(x, {w.ln_1_weight, w.ln_1_bias, eps}, w.attn_weight.t(),
+                                    w.attn_bias, /*gelu=*/false)
+                             .view({B, 3, H, D});
+  LinearAddResidual(Attention(i, qkv, in).view({B, C}), w.attn_proj_weight.t(), w.attn_proj_bias,
+                    x);
+  const at::Tensor inner = NormLinear(x, {w.ln_2_weight, w.ln_2_bias, eps}, w.mlp_fc_weight.t(),
+                                      w.mlp_fc_bias, /*gelu=*/true);
+  LinearAddResidual(inner, w.mlp_proj_weight.t(), w.mlp_proj_bias, x);
+}
+
+void Gpt2FusedDecoder::BatchedLayer(int64_t i, const LayerInputs& in, at::Tensor& x,
+                                    at::Tensor& h) const {
   const Gpt2Config& config = model_.config();
   const Gpt2Weights& weights = model_.weights();
-  const int64_t B = slots.size(0), C = config.n_embd, H = config.n_head, D = config.head_dim();
-  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  const Gpt2LayerWeights& w = weights.layers[i];
+  const int64_t B = x.size(0), C = config.n_embd, H = config.n_head, D = config.head_dim();
   const double eps = config.layer_norm_epsilon;
-  const at::Tensor index = by_slot ? slots : at::Tensor();  // how tokens, positions are read
-  at::Tensor x = EmbedTokens(weights.wte, weights.wpe, index, tokens, positions,
-                             cache->max_context() - 1);  // [B, C], the residual stream
-  const Gpt2LayerWeights& first = weights.layers[0];
-  at::Tensor h = LayerNorm(x, {first.ln_1_weight, first.ln_1_bias, eps});  // [B, C]
-  for (int64_t i = 0; i < config.n_layer; ++i) {
-    const Gpt2LayerWeights& w = weights.layers[i];
-    const at::Tensor qkv = at::addmm(w.attn_bias, h, w.attn_weight).view({B, 3, H, D});
-    const at::Tensor attn =
-        DecodeAttention(qkv, cache->keys(i), cache->values(i), slots, positions, by_slot, scale)
-            .view({B, C});
-    h = ResidualLayerNorm(x, at::addmm(w.attn_proj_bias, attn, w.attn_proj_weight),
-                          {w.ln_2_weight, w.ln_2_bias, eps});
-    const at::Tensor inner =
-        at::_addmm_activation(w.mlp_fc_bias, h, w.mlp_fc_weight, 1, 1, /*use_gelu=*/true);
-    const bool last = i + 1 == config.n_layer;  // then the final LayerNorm
-    const at::Tensor& norm_weight = last ? weights.ln_f_weight : weights.layers[i + 1].ln_1_weight;
-    const at::Tensor& norm_bias = last ? weights.ln_f_bias : weights.layers[i + 1].ln_1_bias;
-    h = ResidualLayerNorm(x, at::addmm(w.mlp_proj_bias, inner, w.mlp_proj_weight),
-                          {norm_weight, norm_bias, eps});
-  }
-  SlotDecode out{model_.HeadLogits(h)};
-  if (greedy) std::tie(out.tokens, out.logprobs) = GreedyTokens(out.logits);
-  return out;
+  const at::Tensor qkv = at::addmm(w.attn_bias, h, w.attn_weight).view({B, 3, H, D});
+  h = ResidualLayerNorm(x, at::addmm(w.attn_proj_bias, Attention(i, qkv, in).view({B, C}),
+                                     w.attn_proj_weight),
+                        {w.ln_2_weight, w.ln_2_bias, eps});
+  const at::Tensor inner =
+      at::_addmm_activation(w.mlp_fc_bias, h, w.mlp_fc_weight, 1, 1, /*use_gelu=*/true);
+  const bool last = i + 1 == config.n_layer;  // then the final LayerNorm
+  const at::Tensor& norm_weight = last ? weights.ln_f_weight : weights.layers[i + 1].ln_1_weight;
+  const at::Tensor& norm_bias = last ? weights.ln_f_bias : weights.layers[i + 1].ln_1_bias;
+  h = ResidualLayerNorm(x, at::addmm(w.mlp_proj_bias, inner, w.mlp_proj_weight),
+                        {norm_weight, norm_bias, eps});
+}
+
+at::Tensor Gpt2FusedDecoder::Attention(int64_t i, const at::Tensor& qkv,
+                                       const LayerInputs& in) const {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(model_.config().head_dim()));
+  // Appends K/V and attends over each slot's own length in one launch.
+  return DecodeAttention(qkv, in.cache->keys(i), in.cache->values(i), in.slots, in.positions,
+                         in.by_slot, scale);
 }
 
 }  // namespace tandem

@@ -53,18 +53,28 @@ class Gpt2FusedDecoder : public CausalLm {
   const Gpt2Model& model() const { return model_; }
 
  private:
-  // `tokens` and `positions` are per row [B], or per slot [S] when `by_slot`.
-  SlotDecode DecodeFused(const at::Tensor& slots, const at::Tensor& tokens,
-                         const at::Tensor& positions, bool by_slot, bool greedy,
-                         KvCache* cache) const;
-  // Above kMaxFusedRows rows: the same step with cuBLAS projections.
-  SlotDecode DecodeBatched(const at::Tensor& slots, const at::Tensor& tokens,
-                           const at::Tensor& positions, bool by_slot, bool greedy,
-                           KvCache* cache) const;
-  // The attention kernel as Gpt2Model's attention step.
-  at::Tensor KernelAttention(int64_t layer, const at::Tensor& qkv, const at::Tensor& slots,
-                             const at::Tensor& positions, KvCache* cache) const;
+  // What every layer of a step reads besides the residual stream.
+  struct LayerInputs {
+    const at::Tensor& slots;      // [B]
+    const at::Tensor& positions;  // [B], or per slot [S] when by_slot
+    bool by_slot;
+    KvCache* cache;
+  };
 
+  // The step: the embedding kernel, the layers, the LM head (and the greedy
+  // kernel). `tokens` and `positions` are per row [B], or per slot [S] when
+  // `by_slot`.
+  SlotDecode Step(const at::Tensor& slots, const at::Tensor& tokens,
+                  const at::Tensor& positions, bool by_slot, bool greedy, KvCache* cache) const;
+  // Layer i on the fused kernels (up to kMaxFusedRows rows), in place on
+  // the residual stream x [B, C].
+  void FusedLayer(int64_t i, const LayerInputs& in, at::Tensor& x) const;
+  // Layer i above kMaxFusedRows rows: h [B, C] is its input LayerNorm's
+  // output, then the next one's (the final LayerNorm after the last layer).
+  void BatchedLayer(int64_t i, const LayerInputs& in, at::Tensor& x, at::Tensor& h) const;
+  // The attention kernel of layer i (appends the rows' K/V), [B, H, D]; also
+  // Gpt2Model's attention step where the other fused kernels do not apply.
+  at::Tensor Attention(int64_t i, const at::Tensor& qkv, const LayerInputs& in) const;
   Gpt2Model model_;
   bool attention_kernel_ = false;  // the dtype and head size suit the attention kernel
   bool prefill_kernel_ = false;    // ... and the packed-prefill attention kernel
