@@ -72,8 +72,8 @@ __device__ void RotateQueryAndKey(const T* q, const T* new_key, const DecodeRota
 // kHeadDim > 0 fixes head_dim at compile time (64, every GPT-2 size), so the
 // loops over a key's or value's vectors unroll and their loads are in flight
 // together; 0 reads head_dim at run time.
-template <typename T, int kHeadDim>
-__global__ void __launch_bounds__(kThreads)
+template <typename T, int kHeadDim, int kMinBlocks = 1>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
 DecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
                       T* __restrict__ v_cache, const int64_t* __restrict__ slots,
                       const int64_t* __restrict__ positions, bool positions_by_slot,
@@ -184,8 +184,13 @@ cudaError_t Launch(const void* qkv, void* k, void* v, const int64_t* slots,
   }
   const size_t shared = static_cast<size_t>(max_context) * sizeof(float);
   const dim3 grid(heads, batch);
-  auto* kernel_function =
-      head_dim == 64 ? &DecodeAttentionKernel<T, 64> : &DecodeAttentionKernel<T, 0>;
+  // Above kMaxFusedRows rows (many blocks) head size 64 takes the variant
+  // bounded to 80 registers, three blocks per SM: GPT-2 small N=256 1,393 ->
+  // 1,300 us per step, N=64 639 -> 636; at one row it cost Llama-3.2-1B
+  // 11 us (docs/results/bench/2026-11-30-h200-batched/attention-launch-bounds/).
+  auto* kernel_function = head_dim != 64          ? &DecodeAttentionKernel<T, 0>
+                          : batch > kMaxFusedRows ? &DecodeAttentionKernel<T, 64, 3>
+                                                  : &DecodeAttentionKernel<T, 64>;
   if (shared > 16 * 1024) {  // static shared memory takes up to ~10 KB more
     cudaError_t e = cudaFuncSetAttribute(kernel_function,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
