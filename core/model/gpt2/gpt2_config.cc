@@ -6,24 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
+#include "core/model/read_config_field.h"
 
 namespace tandem {
 namespace {
 
 using Json = nlohmann::json;
-
-// Reads an integer field when present; keeps the default otherwise.
-absl::Status ReadInt(const Json& json, const char* key, absl::string_view source,
-                     int32_t* out) {
-  auto it = json.find(key);
-  if (it == json.end() || it->is_null()) return absl::OkStatus();
-  if (!it->is_number_integer()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ": \"", key, "\" must be an integer"));
-  }
-  *out = it->get<int32_t>();
-  return absl::OkStatus();
-}
 
 }  // namespace
 
@@ -49,20 +38,12 @@ absl::StatusOr<Gpt2Config> Gpt2Config::FromJson(absl::string_view text,
         std::pair{"n_head", &config.n_head}, std::pair{"n_inner", &config.n_inner},
         std::pair{"bos_token_id", &config.bos_token_id},
         std::pair{"eos_token_id", &config.eos_token_id}}) {
-    absl::Status status = ReadInt(json, key, source, field);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ReadConfigField(json, key, source, field));
   }
-  if (auto eps = json.find("layer_norm_epsilon"); eps != json.end()) {
-    if (!eps->is_number()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(source, ": \"layer_norm_epsilon\" must be a number"));
-    }
-    config.layer_norm_epsilon = eps->get<double>();
-  }
-  if (auto tie = json.find("tie_word_embeddings");
-      tie != json.end() && tie->is_boolean()) {
-    config.tie_word_embeddings = tie->get<bool>();
-  }
+  RETURN_IF_ERROR(
+      ReadConfigField(json, "layer_norm_epsilon", source, &config.layer_norm_epsilon));
+  RETURN_IF_ERROR(
+      ReadConfigField(json, "tie_word_embeddings", source, &config.tie_word_embeddings));
   if (auto act = json.find("activation_function");
       act != json.end() && act->is_string() && *act != "gelu_new" &&
       *act != "gelu_pytorch_tanh") {

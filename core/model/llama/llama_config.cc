@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "core/base/read_file.h"
 #include "core/base/status_macros.h"
+#include "core/model/read_config_field.h"
 
 namespace tandem {
 namespace {
@@ -14,32 +15,6 @@ using Json = nlohmann::json;
 
 absl::Status FieldError(absl::string_view source, absl::string_view key, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(source, ": \"", key, "\" ", what));
-}
-
-absl::Status ReadInt(const Json& json, const char* key, absl::string_view source,
-                     int32_t* out) {
-  const auto it = json.find(key);
-  if (it == json.end() || it->is_null()) return absl::OkStatus();
-  if (!it->is_number_integer()) return FieldError(source, key, "must be an integer");
-  *out = it->get<int32_t>();
-  return absl::OkStatus();
-}
-
-absl::Status ReadNumber(const Json& json, const char* key, absl::string_view source,
-                        double* out) {
-  const auto it = json.find(key);
-  if (it == json.end() || it->is_null()) return absl::OkStatus();
-  if (!it->is_number()) return FieldError(source, key, "must be a number");
-  *out = it->get<double>();
-  return absl::OkStatus();
-}
-
-absl::Status ReadBool(const Json& json, const char* key, absl::string_view source, bool* out) {
-  const auto it = json.find(key);
-  if (it == json.end() || it->is_null()) return absl::OkStatus();
-  if (!it->is_boolean()) return FieldError(source, key, "must be true or false");
-  *out = it->get<bool>();
-  return absl::OkStatus();
 }
 
 absl::Status ReadRopeScaling(const Json& json, absl::string_view source,
@@ -56,10 +31,10 @@ absl::Status ReadRopeScaling(const Json& json, absl::string_view source,
     return FieldError(source, "rope_scaling",
                       absl::StrCat("of type \"", type, "\" is not supported (only llama3)"));
   }
-  RETURN_IF_ERROR(ReadNumber(*it, "factor", source, &out->factor));
-  RETURN_IF_ERROR(ReadNumber(*it, "low_freq_factor", source, &out->low_freq_factor));
-  RETURN_IF_ERROR(ReadNumber(*it, "high_freq_factor", source, &out->high_freq_factor));
-  RETURN_IF_ERROR(ReadInt(*it, "original_max_position_embeddings", source,
+  RETURN_IF_ERROR(ReadConfigField(*it, "factor", source, &out->factor));
+  RETURN_IF_ERROR(ReadConfigField(*it, "low_freq_factor", source, &out->low_freq_factor));
+  RETURN_IF_ERROR(ReadConfigField(*it, "high_freq_factor", source, &out->high_freq_factor));
+  RETURN_IF_ERROR(ReadConfigField(*it, "original_max_position_embeddings", source,
                           &out->original_max_position_embeddings));
   if (!(out->factor > 0) || !(out->low_freq_factor > 0) ||
       !(out->high_freq_factor > out->low_freq_factor) ||
@@ -122,7 +97,7 @@ absl::StatusOr<LlamaConfig> LlamaConfig::FromJson(absl::string_view text,
                             std::pair{"head_dim", &c.head_dim},
                             std::pair{"max_position_embeddings", &c.max_position_embeddings},
                             std::pair{"bos_token_id", &c.bos_token_id}}) {
-    RETURN_IF_ERROR(ReadInt(json, key, source, field));
+    RETURN_IF_ERROR(ReadConfigField(json, key, source, field));
   }
   for (const char* key : {"vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
                           "num_attention_heads", "max_position_embeddings"}) {
@@ -132,14 +107,14 @@ absl::StatusOr<LlamaConfig> LlamaConfig::FromJson(absl::string_view text,
   if (c.head_dim == 0 && c.num_attention_heads > 0) {
     c.head_dim = c.hidden_size / c.num_attention_heads;
   }
-  RETURN_IF_ERROR(ReadNumber(json, "rms_norm_eps", source, &c.rms_norm_eps));
-  RETURN_IF_ERROR(ReadNumber(json, "rope_theta", source, &c.rope_theta));
+  RETURN_IF_ERROR(ReadConfigField(json, "rms_norm_eps", source, &c.rms_norm_eps));
+  RETURN_IF_ERROR(ReadConfigField(json, "rope_theta", source, &c.rope_theta));
   RETURN_IF_ERROR(ReadRopeScaling(json, source, &c.rope_scaling));
-  RETURN_IF_ERROR(ReadBool(json, "tie_word_embeddings", source, &c.tie_word_embeddings));
+  RETURN_IF_ERROR(ReadConfigField(json, "tie_word_embeddings", source, &c.tie_word_embeddings));
   RETURN_IF_ERROR(ReadIds(json, "eos_token_id", source, &c.eos_token_ids));
   c.attention_bias = c.model_type == "qwen2";  // Qwen2 always has q/k/v biases
   if (c.model_type != "qwen2") {
-    RETURN_IF_ERROR(ReadBool(json, "attention_bias", source, &c.attention_bias));
+    RETURN_IF_ERROR(ReadConfigField(json, "attention_bias", source, &c.attention_bias));
   }
   c.qk_norm = c.model_type == "qwen3";
   if (const auto act = json.find("hidden_act");
@@ -147,10 +122,10 @@ absl::StatusOr<LlamaConfig> LlamaConfig::FromJson(absl::string_view text,
     return FieldError(source, "hidden_act", "must be \"silu\"");
   }
   bool sliding = false;
-  RETURN_IF_ERROR(ReadBool(json, "use_sliding_window", source, &sliding));
+  RETURN_IF_ERROR(ReadConfigField(json, "use_sliding_window", source, &sliding));
   if (sliding) return FieldError(source, "use_sliding_window", "is not supported");
   bool mlp_bias = false;
-  RETURN_IF_ERROR(ReadBool(json, "mlp_bias", source, &mlp_bias));
+  RETURN_IF_ERROR(ReadConfigField(json, "mlp_bias", source, &mlp_bias));
   if (mlp_bias) return FieldError(source, "mlp_bias", "is not supported");
   const absl::Status valid = c.Validate();
   if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat(source, ": ", valid.message()));

@@ -41,6 +41,18 @@ TEST(Gpt2ConfigTest, ErrorsNameTheFileAndField) {
               HasSubstr("multiple"));
   EXPECT_THAT(Gpt2Config::FromJson(R"({"model_type": "llama"})", "c").status().message(),
               HasSubstr("llama"));
+  // Each field type's error names the file, the key and what it must be.
+  EXPECT_EQ(Gpt2Config::FromJson(R"({"n_layer": 2.5})", "c").status().message(),
+            "c: \"n_layer\" must be an integer");
+  EXPECT_EQ(Gpt2Config::FromJson(R"({"layer_norm_epsilon": "tiny"})", "c").status().message(),
+            "c: \"layer_norm_epsilon\" must be a number");
+  EXPECT_EQ(Gpt2Config::FromJson(R"({"tie_word_embeddings": "yes"})", "c").status().message(),
+            "c: \"tie_word_embeddings\" must be true or false");
+  // Null keeps the default.
+  auto defaults = Gpt2Config::FromJson(R"({"n_layer": null, "layer_norm_epsilon": null})", "c");
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->n_layer, Gpt2Config().n_layer);
+  EXPECT_EQ(defaults->layer_norm_epsilon, Gpt2Config().layer_norm_epsilon);
   EXPECT_FALSE(Gpt2Config::Preset("gpt5").ok());
 }
 
