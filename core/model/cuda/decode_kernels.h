@@ -113,7 +113,8 @@ cudaError_t LaunchFusedLinear(KernelDType dtype, LinearEpilogue epilogue, const 
 // LayerNorm). With `residual` (not null) first x[m, :] = T(x[m, :] +
 // residual[m, :]) in place (the residual add that precedes the LayerNorm).
 // x, residual, out [rows, C]; weight, bias [C]; C a multiple of 16 bytes.
-// One block per kMaxFusedRows rows.
+// Up to kMaxFusedRows rows one block (a warp per row's statistics); above,
+// one block per row (up to 8 16-byte vectors per thread of 128).
 cudaError_t LaunchLayerNorm(KernelDType dtype, void* x, const void* residual,
                             const void* weight, const void* bias, float eps, void* out,
                             int rows, int channels, cudaStream_t stream);
@@ -128,10 +129,10 @@ cudaError_t LaunchLmHead(KernelDType dtype, const void* x, const void* weight, f
 // with r = b, or r = slots[b] when `slots` is not null (tokens and positions
 // are then per-slot state [S]). wte [V, C], wpe [P, C], x [B, C]; slots [B]
 // int64. With wpe null (no learned positions), x[b, :] = wte[tokens[r], :]
-// and positions is not read. The first kernel of a fused step: launched without programmatic
-// serialization, it starts after all earlier work in the stream (and every
-// later kernel of the step after it), so the step's kernels may read the
-// step's inputs before waiting for their predecessor.
+// and positions is not read. The first kernel of a fused step: launched
+// without programmatic serialization, it starts after all earlier work in
+// the stream (and every later kernel of the step after it), so the step's
+// kernels may read the step's inputs before waiting for their predecessor.
 cudaError_t LaunchEmbedTokens(KernelDType dtype, const void* wte, const void* wpe,
                               const int64_t* slots, const int64_t* tokens,
                               const int64_t* positions, int64_t max_position, void* x,

@@ -22,8 +22,9 @@ namespace tandem {
 // the greedy choice. Larger batches: the same embedding and attention
 // kernels with cuBLAS projections (bias and GELU in their epilogues), each
 // residual add fused with the LayerNorm after it (one kernel), and the LM
-// head on its rows padded to a multiple of 128 (Gpt2Model). Prefill is Gpt2Model's packed forward
-// (cuBLAS over the whole pack) with the packed-prefill attention kernel.
+// head on its rows padded to a multiple of 128 (Gpt2Model). Prefill is
+// Gpt2Model's packed forward (cuBLAS over the whole pack) with the
+// packed-prefill attention kernel.
 //
 // The projection weights keep their logical [K, N] shape but are stored
 // [N, K] (each output's weights contiguous), the layout the kernels read;
