@@ -85,6 +85,53 @@ TEST(DecodeKernelTest, MatchesTheGatherMatmulPathForEveryLength) {
   }
 }
 
+// The attention kernel at each launch shape it takes (DecodeAttentionShapeFor
+// depends on the device's multiprocessors): GPT-2 small's 12 heads at one row
+// (the context split over a cluster), at kMaxFusedRows + 1 rows (256 threads,
+// no split) and at the smallest batch that takes 128-thread blocks (GPT-2
+// small N=64 on an H200), fp32 against the gather + matmul path.
+TEST(DecodeKernelTest, AttentionMatchesTheReferenceAtEveryLaunchShape) {
+  c10::InferenceMode inference_mode;
+  Gpt2Config config = SmallConfig();
+  config.n_embd = 768;
+  config.n_head = 12;
+  config.n_layer = 1;
+  int64_t wide = 0;  // the first batch of 128-thread blocks
+  for (int64_t b = kMaxFusedRows + 1; b <= 128 && wide == 0; ++b) {
+    if (DecodeAttentionShapeFor(static_cast<int>(b), 12).threads == 128) wide = b;
+  }
+  ASSERT_GT(wide, 0) << "no batch up to 128 takes 128-thread blocks on this device";
+  ASSERT_GT(DecodeAttentionShapeFor(1, 12).splits, 1);
+  ASSERT_EQ(DecodeAttentionShapeFor(kMaxFusedRows + 1, 12).threads, 256);
+  const Gpt2Weights weights = Gpt2Weights::Random(config, 7).To(at::kFloat, at::kCUDA);
+  Gpt2FusedDecoder with_kernel(config, weights);
+  Gpt2Model reference(config, weights);
+  const auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+  KvCache cache_a(Shape(config, wide), options);
+  KvCache cache_b(Shape(config, wide), options);
+  std::vector<int64_t> lengths;
+  for (int64_t s = 0; s < wide; ++s) {
+    lengths.push_back(1 + (53 * s + 5) % 254);
+    const at::Tensor prompt = at::randint(50000, {lengths[s]}, at::kLong).to(at::kCUDA);
+    with_kernel.Prefill(s, prompt, &cache_a);
+    reference.Prefill(s, prompt, &cache_b);
+  }
+  for (int64_t batch : {int64_t{1}, int64_t{kMaxFusedRows + 1}, wide}) {
+    std::vector<int64_t> slots, tokens, positions;
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t slot = wide - 1 - b;
+      slots.push_back(slot);
+      tokens.push_back(200 + 3 * b);
+      positions.push_back(lengths[slot]);
+    }
+    // The same token at the same position rewrites the same K/V each time.
+    const at::Tensor a = with_kernel.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_a);
+    const at::Tensor b = reference.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_b);
+    EXPECT_LT(((a - b).norm() / b.norm()).item<double>(), 1e-4) << "batch " << batch;
+    EXPECT_TRUE(at::equal(a.argmax(-1), b.argmax(-1))) << "batch " << batch;
+  }
+}
+
 // On CUDA Gpt2Model stores the LM head padded to a multiple of 128 rows
 // (GPT-2's vocabulary is odd): its logits are still [B, V] and equal the
 // unpadded CPU model's, and the embedding, which reads the same rows, too.

@@ -3,33 +3,19 @@
 // grouped-query attention; larger GQA batches take grouped_attention_kernel.cu's.
 #include <cfloat>
 
+#include <cooperative_groups.h>
+
 #include "core/model/cuda/decode_kernels.h"
 #include "core/model/cuda/kernel_math.cuh"
 
 namespace tandem {
 namespace {
 
+namespace cg = cooperative_groups;
 using kernel::FromFloat;
-using kernel::LoadVecCoherent;
 using kernel::ToFloat;
 using kernel::Vec16;
 
-constexpr int kThreads = 256;
-constexpr int kWarps = kThreads / 32;
-constexpr int kMaxHeadDim = 256;
-
-// Block-wide reduction of one float per thread; every thread gets the result.
-template <bool kMax>
-__device__ float BlockReduce(float v, float* scratch) {
-  v = kMax ? kernel::WarpMax(v) : kernel::WarpSum(v);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  float result = scratch[0];
-  for (int w = 1; w < kWarps; ++w) result = kMax ? fmaxf(result, scratch[w]) : result + scratch[w];
-  __syncthreads();  // scratch is reused by the next reduction
-  return result;
-}
 
 // The query (times `scale`, into shared memory) and the new key (into the
 // cache at key_out) rotated as DecodeRotary says, rounded where
@@ -38,14 +24,14 @@ __device__ float BlockReduce(float v, float* scratch) {
 template <typename T>
 __device__ void RotateQueryAndKey(const T* q, const T* new_key, const DecodeRotary& rotary,
                                   int64_t position, int head_dim, float scale, float* query,
-                                  T* key_out, float* scratch) {
+                                  T* key_out) {
   using kernel::Round;
   const int half = head_dim / 2, i = threadIdx.x;
   const bool active = i < half;
   float qa = active ? ToFloat(q[i]) : 0.0f, qb = active ? ToFloat(q[i + half]) : 0.0f;
   float ka = active ? ToFloat(new_key[i]) : 0.0f, kb = active ? ToFloat(new_key[i + half]) : 0.0f;
   auto norm = [&](const void* weight, float& a, float& b) {
-    const float inv = rsqrtf(BlockReduce<false>(a * a + b * b, scratch) / head_dim + rotary.eps);
+    const float inv = rsqrtf(kernel::BlockSum(a * a + b * b) / head_dim + rotary.eps);
     if (!active) return;
     const T* w = static_cast<const T*>(weight);
     a = Round<T>(ToFloat(w[i]) * Round<T>(a * inv));
@@ -63,113 +49,183 @@ __device__ void RotateQueryAndKey(const T* q, const T* new_key, const DecodeRota
   key_out[i + half] = FromFloat<T>(Round<T>(kb * c) + Round<T>(ka * s));
 }
 
-// One block per (query head, row); query head h reads K/V head h / (heads /
-// kv_heads). The blocks of one K/V head all append the same new key and
-// value (identical bytes, so the overlapping writes are benign), each
-// before its own barrier. Scores: one thread per position, reading the key
-// with 16-byte loads. Values: D / kVec threads per position, each owning kVec
-// dims; the position groups are summed through shared memory.
-// kHeadDim > 0 fixes head_dim at compile time (64, every GPT-2 size), so the
-// loops over a key's or value's vectors unroll and their loads are in flight
-// together; 0 reads head_dim at run time.
-template <typename T, int kHeadDim, int kMinBlocks = 1>
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
-DecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
-                      T* __restrict__ v_cache, const int64_t* __restrict__ slots,
-                      const int64_t* __restrict__ positions, bool positions_by_slot,
-                      T* __restrict__ out, int heads, int kv_heads, int runtime_head_dim,
-                      int max_context, float scale, DecodeRotary rotary) {
-  constexpr int kVec = Vec16<T>::kSize;
-  const int head_dim = kHeadDim > 0 ? kHeadDim : runtime_head_dim;
-  extern __shared__ float scores[];  // [max_context]
-  __shared__ float query[kMaxHeadDim];
-  __shared__ float partial[kThreads * kVec];
-  __shared__ float scratch[kWarps];
+// One pass over the context with an online softmax (flash-decoding), the
+// context of each (query head, row) split over a cluster of blocks when the
+// batch alone would leave multiprocessors idle.
+//
+// Grid (heads, batch, splits), kThreads threads. Thread t takes dims
+// [j * kVec, (j + 1) * kVec) of the head (j = t % kLanes, kLanes =
+// kHeadDim / kVec, the query's in registers) for positions begin + t /
+// kLanes, + kPositions, ... of its block's slice: kAhead of them at a time,
+// their keys and values loaded together before any is used. A position's
+// score is summed over its kLanes lanes (shuffles); each thread keeps a
+// running max, exp-sum and exp-weighted value sum for its positions. These
+// merge over the warp (shuffles), the block's warps (shared memory), and
+// with splits > 1 the cluster's blocks (distributed shared memory, read by
+// the first block, which writes the output).
+template <typename T, int kHeadDim, int kThreads>
+__global__ void __launch_bounds__(kThreads)
+SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
+                           T* __restrict__ v_cache, const int64_t* __restrict__ slots,
+                           const int64_t* __restrict__ positions, bool positions_by_slot,
+                           T* __restrict__ out, int heads, int kv_heads, int max_context,
+                           float scale, DecodeRotary rotary) {
+  constexpr int kVec = Vec16<T>::kSize, kLanes = kHeadDim / kVec;
+  constexpr int kWarps = kThreads / 32;
+  constexpr int kPositions = kThreads / kLanes;  // per pass of the block
+  constexpr int kAhead = 4;                      // positions per thread in flight
+  static_assert(kLanes <= 32 && 32 % kLanes == 0, "a position's lanes share a warp");
+  __shared__ float query[kHeadDim];
+  __shared__ float warp_max[kWarps], warp_sum[kWarps], warp_acc[kWarps][kHeadDim];
+  __shared__ float part_max, part_sum, part_acc[kHeadDim];  // read by the cluster's first block
   kernel::AllowNextKernel();
-  const int h = blockIdx.x, b = blockIdx.y, tid = threadIdx.x;
+  const int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, splits = gridDim.z;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int kv_head = h / (heads / kv_heads);
   const int64_t slot = slots[b];
   int64_t position = positions[positions_by_slot ? slot : b];
   if (position > max_context - 1) position = max_context - 1;
   const int length = static_cast<int>(position) + 1;
+  const int slice = (length + splits - 1) / splits;
+  const int begin = min(split * slice, length), end = min(begin + slice, length);
   const size_t head_offset =
-      (static_cast<size_t>(slot) * kv_heads + kv_head) * max_context * head_dim;
+      (static_cast<size_t>(slot) * kv_heads + kv_head) * max_context * kHeadDim;
   T* keys = k_cache + head_offset;
   T* values = v_cache + head_offset;
-  // The slot's earlier keys and values were written by earlier steps: start
-  // moving them into L2 while the previous kernel finishes.
-  const int row_bytes = head_dim * static_cast<int>(sizeof(T));
-  for (int offset = tid * 128; offset < (length - 1) * row_bytes; offset += kThreads * 128) {
+  // Earlier steps wrote the slice's K/V (all but position p): move it
+  // towards L2 while the previous kernel finishes.
+  constexpr int kRowBytes = kHeadDim * static_cast<int>(sizeof(T));
+  for (int offset = begin * kRowBytes + tid * 128; offset < min(end, length - 1) * kRowBytes;
+       offset += kThreads * 128) {
     kernel::PrefetchL2(reinterpret_cast<const char*>(keys) + offset);
     kernel::PrefetchL2(reinterpret_cast<const char*>(values) + offset);
   }
   kernel::WaitForPreviousKernel();  // qkv comes from the previous kernel
-  // Row b of qkv: [heads + 2 kv_heads, head_dim] (queries, keys, values).
-  const T* row = qkv + static_cast<size_t>(b) * (heads + 2 * kv_heads) * head_dim;
-  const T* q = row + static_cast<size_t>(h) * head_dim;
-  const T* new_key = row + static_cast<size_t>(heads + kv_head) * head_dim;
-  const T* new_value = row + static_cast<size_t>(heads + kv_heads + kv_head) * head_dim;
-  // Append this step's key and value; the barrier makes them (and the query)
-  // visible to the whole block before it reads the slot.
+  const T* row = qkv + static_cast<size_t>(b) * (heads + 2 * kv_heads) * kHeadDim;
+  const T* q = row + static_cast<size_t>(h) * kHeadDim;
+  const T* new_key = row + static_cast<size_t>(heads + kv_head) * kHeadDim;
+  const T* new_value = row + static_cast<size_t>(heads + kv_heads + kv_head) * kHeadDim;
+  // Every block of the K/V head appends the same key and value (identical
+  // bytes); the barrier makes them and the query visible to the block.
   if (rotary.inv_freq != nullptr) {
-    RotateQueryAndKey(q, new_key, rotary, position, head_dim, scale, query,
-                      keys + position * head_dim, scratch);
+    RotateQueryAndKey(q, new_key, rotary, position, kHeadDim, scale, query,
+                      keys + position * kHeadDim);
   }
-  for (int d = tid; d < head_dim; d += kThreads) {
+  for (int d = tid; d < kHeadDim; d += kThreads) {
     if (rotary.inv_freq == nullptr) {
-      keys[position * head_dim + d] = new_key[d];
+      keys[position * kHeadDim + d] = new_key[d];
       query[d] = ToFloat(q[d]) * scale;
     }
-    values[position * head_dim + d] = new_value[d];
+    values[position * kHeadDim + d] = new_value[d];
   }
   __syncthreads();
 
-  float local_max = -FLT_MAX;
-  for (int t = tid; t < length; t += kThreads) {
-    const T* key = keys + static_cast<size_t>(t) * head_dim;
-    float dot = 0.0f;
+  const int j = tid % kLanes, d0 = j * kVec;
+  float qv[kVec], acc[kVec];
 #pragma unroll
-    for (int d0 = 0; d0 < head_dim; d0 += kVec) {
-      float k[kVec];
-      LoadVecCoherent(key + d0, k);
+  for (int i = 0; i < kVec; ++i) {
+    qv[i] = query[d0 + i];
+    acc[i] = 0.0f;
+  }
+  float top = -FLT_MAX, sum = 0.0f;  // over this thread's positions
+  const int first = tid / kLanes;  // the thread's position within a pass
+  for (int t0 = begin + first; t0 - first < end; t0 += kAhead * kPositions) {  // block-uniform
+    uint4 key[kAhead], value[kAhead];
 #pragma unroll
-      for (int i = 0; i < kVec; ++i) dot += query[d0 + i] * k[i];
+    for (int a = 0; a < kAhead; ++a) {
+      const int t = t0 + a * kPositions;
+      const size_t at = static_cast<size_t>(t < end ? t : begin) * kHeadDim + d0;
+      key[a] = *reinterpret_cast<const uint4*>(keys + at);
+      value[a] = *reinterpret_cast<const uint4*>(values + at);
     }
-    scores[t] = dot;
-    local_max = fmaxf(local_max, dot);
-  }
-  const float max_score = BlockReduce<true>(local_max, scratch);
-  float local_sum = 0.0f;
-  for (int t = tid; t < length; t += kThreads) {  // the positions this thread scored
-    const float e = __expf(scores[t] - max_score);
-    scores[t] = e;
-    local_sum += e;
-  }
-  const float sum = BlockReduce<false>(local_sum, scratch);  // its barrier publishes scores
-
-  const int group = head_dim / kVec;   // threads per position
-  const int groups = kThreads / group;  // positions per pass
-  const int g = tid / group, d0 = (tid % group) * kVec;
-  float acc[kVec];
+    float score[kAhead];
+    float step_top = top;
 #pragma unroll
-  for (int i = 0; i < kVec; ++i) acc[i] = 0.0f;
-#pragma unroll 4
-  for (int t = g; t < length; t += groups) {
-    const float p = scores[t];
-    float v[kVec];
-    LoadVecCoherent(values + static_cast<size_t>(t) * head_dim + d0, v);
+    for (int a = 0; a < kAhead; ++a) {
+      float k[kVec];
+      kernel::Unpack<T>(key[a], k);
+      float s = 0.0f;
 #pragma unroll
-    for (int i = 0; i < kVec; ++i) acc[i] += p * v[i];
+      for (int i = 0; i < kVec; ++i) s += qv[i] * k[i];
+#pragma unroll
+      for (int offset = kLanes / 2; offset > 0; offset >>= 1) {
+        s += __shfl_xor_sync(0xffffffffu, s, offset);
+      }
+      score[a] = t0 + a * kPositions < end ? s : -INFINITY;
+      step_top = fmaxf(step_top, score[a]);
+    }
+    const float rescale = __expf(top - step_top);
+    sum *= rescale;
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) acc[i] *= rescale;
+#pragma unroll
+    for (int a = 0; a < kAhead; ++a) {
+      const float p = t0 + a * kPositions < end ? __expf(score[a] - step_top) : 0.0f;
+      float v[kVec];
+      kernel::Unpack<T>(value[a], v);
+      sum += p;
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) acc[i] += p * v[i];
+    }
+    top = step_top;
   }
+  // The warp's position groups (lanes j, j + kLanes, ...) merged.
 #pragma unroll
-  for (int i = 0; i < kVec; ++i) partial[g * head_dim + d0 + i] = acc[i];
+  for (int offset = kLanes; offset < 32; offset <<= 1) {
+    const float other_top = __shfl_xor_sync(0xffffffffu, top, offset);
+    const float other_sum = __shfl_xor_sync(0xffffffffu, sum, offset);
+    const float merged = fmaxf(top, other_top);
+    const float mine = __expf(top - merged), theirs = __expf(other_top - merged);
+    sum = sum * mine + other_sum * theirs;
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) {
+      acc[i] = acc[i] * mine + __shfl_xor_sync(0xffffffffu, acc[i], offset) * theirs;
+    }
+    top = merged;
+  }
+  if (lane < kLanes) {
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) warp_acc[warp][d0 + i] = acc[i];
+  }
+  if (lane == 0) {
+    warp_max[warp] = top;
+    warp_sum[warp] = sum;
+  }
   __syncthreads();
-  T* output = out + (static_cast<size_t>(b) * heads + h) * head_dim;
-  for (int d = tid; d < head_dim; d += kThreads) {
-    float total = 0.0f;
-    for (int j = 0; j < groups; ++j) total += partial[j * head_dim + d];
-    output[d] = FromFloat<T>(total / sum);
+  // The block's warps merged: thread d < kHeadDim takes dim d.
+  T* output = out + (static_cast<size_t>(b) * heads + h) * kHeadDim;
+  float block_top = -FLT_MAX, block_sum = 0.0f, value = 0.0f;
+  if (tid < kHeadDim) {
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) block_top = fmaxf(block_top, warp_max[w]);
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const float weight = __expf(warp_max[w] - block_top);
+      block_sum += warp_sum[w] * weight;
+      value += warp_acc[w][tid] * weight;
+    }
+    if (splits == 1) output[tid] = FromFloat<T>(value / block_sum);
   }
+  if (splits == 1) return;
+  if (tid < kHeadDim) part_acc[tid] = value;
+  if (tid == 0) {
+    part_max = block_top;
+    part_sum = block_sum;
+  }
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();  // every block's part is written
+  if (split == 0 && tid < kHeadDim) {
+    float row_top = -FLT_MAX;
+    for (int r = 0; r < splits; ++r) row_top = fmaxf(row_top, *cluster.map_shared_rank(&part_max, r));
+    float total = 0.0f, merged = 0.0f;
+    for (int r = 0; r < splits; ++r) {
+      const float weight = __expf(*cluster.map_shared_rank(&part_max, r) - row_top);
+      total += *cluster.map_shared_rank(&part_sum, r) * weight;
+      merged += cluster.map_shared_rank(part_acc, r)[tid] * weight;
+    }
+    output[tid] = FromFloat<T>(merged / total);
+  }
+  cluster.sync();  // no block exits while the first one reads its shared memory
 }
 
 template <typename T>
@@ -177,43 +233,50 @@ cudaError_t Launch(const void* qkv, void* k, void* v, const int64_t* slots,
                    const int64_t* positions, bool positions_by_slot, void* out, int batch,
                    int heads, int kv_heads, int head_dim, int max_context, float scale,
                    const DecodeRotary& rotary, cudaStream_t stream) {
-  constexpr int kVec = Vec16<T>::kSize;
-  if (head_dim <= 0 || head_dim > kMaxHeadDim || head_dim % kVec != 0 ||
-      kThreads % (head_dim / kVec) != 0 || kv_heads <= 0 || heads % kv_heads != 0) {
+  if ((head_dim != 64 && head_dim != 128) || kv_heads <= 0 || heads % kv_heads != 0) {
     return cudaErrorInvalidValue;
   }
-  const size_t shared = static_cast<size_t>(max_context) * sizeof(float);
-  const dim3 grid(heads, batch);
-  // Above kMaxFusedRows rows (many blocks) head size 64 takes the variant
-  // bounded to 80 registers, three blocks per SM: GPT-2 small N=256 1,393 ->
-  // 1,300 us per step, N=64 639 -> 636; at one row it cost Llama-3.2-1B
-  // 11 us (docs/results/bench/2026-11-30-h200-batched/attention-launch-bounds/).
-  auto* kernel_function = head_dim != 64          ? &DecodeAttentionKernel<T, 0>
-                          : batch > kMaxFusedRows ? &DecodeAttentionKernel<T, 64, 3>
-                                                  : &DecodeAttentionKernel<T, 64>;
-  if (shared > 16 * 1024) {  // static shared memory takes up to ~10 KB more
-    cudaError_t e = cudaFuncSetAttribute(kernel_function,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(shared));
-    if (e != cudaSuccess) return e;
-  }
-  return kernel::LaunchOverlapped(kernel_function, grid, dim3(kThreads), shared, stream,
-                                  static_cast<const T*>(qkv), static_cast<T*>(k),
-                                  static_cast<T*>(v), slots, positions, positions_by_slot,
-                                  static_cast<T*>(out), heads, kv_heads, head_dim, max_context,
-                                  scale, rotary);
+  const DecodeAttentionShape shape = DecodeAttentionShapeFor(batch, heads);
+  const int splits = shape.splits, threads = shape.threads;
+  auto* kernel_function =
+      threads == 128 ? (head_dim == 64 ? &SplitDecodeAttentionKernel<T, 64, 128>
+                                       : &SplitDecodeAttentionKernel<T, 128, 128>)
+                     : (head_dim == 64 ? &SplitDecodeAttentionKernel<T, 64, 256>
+                                       : &SplitDecodeAttentionKernel<T, 128, 256>);
+  return kernel::LaunchClustered(
+      /*overlap=*/true, splits, kernel_function, dim3(heads, batch, splits), dim3(threads), 0,
+      stream, static_cast<const T*>(qkv), static_cast<T*>(k), static_cast<T*>(v), slots,
+      positions, positions_by_slot, static_cast<T*>(out), heads, kv_heads, max_context, scale,
+      rotary);
 }
 
 }  // namespace
+
+DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads) {
+  // The context split over a cluster of 2, 4 or 8 blocks while heads x batch
+  // blocks alone would leave multiprocessors idle (by batch size only, so a
+  // bucket's padded rows split alike). Against the two-pass kernel this one
+  // replaced (a block per head: scores into shared memory, then the values):
+  // Llama-3.2-1B N=1 (32 heads: 4 splits) 859.6 -> 849.0 us per step (1
+  // split 853.3, 2 853.4, 8 862.7); GPT-2 small N=64 673 -> 605 us, N=256
+  // 1,288 -> 1,156 (docs/results/bench/2026-11-30-h200-one-pass-attention/).
+  const int sms = kernel::MultiprocessorCount();
+  int splits = 1;
+  while (splits < 8 && heads * batch * splits * 2 <= sms) splits *= 2;
+  // 256 threads a block (64 registers: 4 blocks per multiprocessor), or 128
+  // where that would take more than one wave of blocks and 128 fit in one:
+  // GPT-2 small N=64 (768 blocks) 592 -> 571 us per step; at N=256 (3,072
+  // blocks) 256 threads stay faster (1,131 vs 1,164 us).
+  const int blocks = heads * batch * splits;
+  return {splits, blocks > 4 * sms && blocks <= 8 * sms ? 128 : 256};
+}
 
 bool DecodeAttentionRotates(int batch, int heads, int kv_heads) {
   return batch <= kMaxFusedRows || heads == kv_heads;
 }
 
-bool DecodeAttentionSupports(KernelDType dtype, int head_dim, int group) {
-  const int vec = dtype == KernelDType::kFloat32 ? 4 : 8;
-  return head_dim > 0 && head_dim <= kMaxHeadDim && head_dim % vec == 0 &&
-         kThreads % (head_dim / vec) == 0 && GroupedDecodeAttentionSupports(head_dim, group);
+bool DecodeAttentionSupports(KernelDType /*dtype*/, int head_dim, int group) {
+  return (head_dim == 64 || head_dim == 128) && GroupedDecodeAttentionSupports(head_dim, group);
 }
 
 cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_cache,
@@ -224,7 +287,7 @@ cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_ca
                                   const DecodeRotary* rotary) {
   if (batch <= 0 || kv_heads <= 0) return cudaErrorInvalidValue;
   if (rotary != nullptr && (!DecodeAttentionRotates(batch, heads, kv_heads) ||
-                            rotary->inv_freq == nullptr || head_dim / 2 > kThreads)) {
+                            rotary->inv_freq == nullptr || head_dim / 2 > 128)) {
     return cudaErrorInvalidValue;
   }
   if (!DecodeAttentionRotates(batch, heads, kv_heads)) {

@@ -44,9 +44,10 @@ struct DecodeRotary {
 // Shapes: qkv [B, H + 2 Hkv, D] (GPT-2's [B, 3, H, D] is Hkv = H); out
 // [B, H, D]; k_cache, v_cache [S, Hkv, L, D];
 // slots [B], positions [B] (or [S]) int64; D and H / Hkv as
-// DecodeAttentionSupports allows. Up to kMaxFusedRows rows, or H = Hkv: one
-// block per (query head, row), L * 4 bytes of dynamic shared memory each
-// (measured faster there); more rows with H > Hkv:
+// DecodeAttentionSupports allows (64 or 128). Up to kMaxFusedRows rows, or
+// H = Hkv: one pass with an online softmax, a block per (query head, row),
+// each row's context split over a cluster of up to 8 blocks while the rows'
+// heads alone would leave multiprocessors idle; more rows with H > Hkv:
 // LaunchGroupedDecodeAttention. `slots` and
 // `positions` are read (and the slot's earlier K/V prefetched into L2) before
 // waiting for the previous kernel: they must be written before the step's
@@ -58,6 +59,16 @@ cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_ca
                                   int batch, int heads, int kv_heads, int head_dim,
                                   int max_context, float scale, cudaStream_t stream,
                                   const DecodeRotary* rotary = nullptr);
+
+// How LaunchDecodeAttention's kernel runs a batch (up to kMaxFusedRows rows,
+// or H = Hkv): each row's context split over `splits` blocks (a cluster),
+// `threads` threads a block. Depends on the batch, the heads and the
+// device's multiprocessors only.
+struct DecodeAttentionShape {
+  int splits;
+  int threads;
+};
+DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads);
 
 // Whether LaunchDecodeAttention takes a DecodeRotary for this batch (its
 // kernel for up to kMaxFusedRows rows, or without grouped-query attention;

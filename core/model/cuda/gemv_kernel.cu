@@ -186,17 +186,6 @@ GemvKernel(const T* x, const T* __restrict__ norm_weight, float eps,
   }
 }
 
-// The multiprocessors of the current device (looked up once).
-int MultiprocessorCount() {
-  static const int count = [] {
-    int device = 0, n = 0;
-    cudaGetDevice(&device);
-    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device);
-    return n > 0 ? n : 1;
-  }();
-  return count;
-}
-
 // Launches at most blocks_per_sm blocks per multiprocessor (0: one block per
 // group; kAutoBlocks: one block per group when that is at most three per
 // multiprocessor, one wave at 256 threads, else two per multiprocessor,
@@ -211,11 +200,11 @@ cudaError_t LaunchShape(const void* x, const void* norm_weight, float eps, const
   const int outputs = kEpilogue == LinearEpilogue::kSwiGlu ? N / 2 : N;
   const int groups = (outputs + kPerGroup - 1) / kPerGroup;
   if (blocks_per_sm == kAutoBlocks) {
-    blocks_per_sm = groups <= 3 * MultiprocessorCount() ? 0 : 2;
+    blocks_per_sm = groups <= 3 * kernel::MultiprocessorCount() ? 0 : 2;
   }
   int blocks = groups;
-  if (blocks_per_sm > 0 && blocks > blocks_per_sm * MultiprocessorCount()) {
-    blocks = blocks_per_sm * MultiprocessorCount();
+  if (blocks_per_sm > 0 && blocks > blocks_per_sm * kernel::MultiprocessorCount()) {
+    blocks = blocks_per_sm * kernel::MultiprocessorCount();
   }
   return kernel::LaunchOverlapped(
       GemvKernel<T, Shape, kInput, kEpilogue>, dim3(blocks), dim3(Shape::kThreads), 0, stream,

@@ -148,6 +148,17 @@ __device__ __forceinline__ void AllowNextKernel() {
 #endif
 }
 
+// The multiprocessors of the current device (looked up once per process).
+inline int MultiprocessorCount() {
+  static const int count = [] {
+    int device = 0, n = 0;
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device);
+    return n > 0 ? n : 1;
+  }();
+  return count;
+}
+
 // Launches `kernel` with programmatic stream serialization allowed (see
 // above) when `overlap`, else as a plain launch, which starts only after all
 // earlier work in the stream has finished and its writes are visible. Works
