@@ -252,6 +252,41 @@ TEST(DecodeKernelTest, GreedyTakesTheFirstMaximumOfTheLmHeadsLogits) {
   }
 }
 
+// GreedyDecode on a bf16 LM head's output whose rows are strided (a padded
+// head narrowed to V columns, as GPT-2's above kMaxFusedRows rows): the same
+// tie and NaN cases, and the float32 logits it writes on the way equal the
+// conversion ATen does.
+TEST(DecodeKernelTest, GreedyDecodeConvertsStridedLowPrecisionLogits) {
+  c10::InferenceMode inference_mode;
+  const int64_t vocab = 50257;
+  for (int64_t rows : {1, 9}) {
+    for (bool with_nan : {false, true}) {
+      at::Tensor values = at::randn({rows, vocab}, at::kFloat);
+      values.select(1, 40000).fill_(9.0);
+      values.select(1, 37).fill_(9.0);
+      if (with_nan) values.select(1, 12345).fill_(NAN);
+      const at::Tensor padded =
+          at::zeros({rows, vocab + 47}, at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA));
+      padded.narrow(1, 0, vocab).copy_(values);
+      const CausalLm::SlotDecode out = GreedyDecode(padded.narrow(1, 0, vocab));
+      const at::Tensor want = values.to(at::kBFloat16).to(at::kFloat);
+      ASSERT_TRUE(out.logits.is_contiguous());
+      ASSERT_EQ(out.logits.scalar_type(), at::kFloat);
+      EXPECT_TRUE(at::equal(out.logits.cpu().nan_to_num(0), want.nan_to_num(0)))
+          << "rows " << rows;
+      const int64_t expected_token = with_nan ? 12345 : 37;
+      EXPECT_TRUE(out.tokens.cpu().eq(expected_token).all().item<bool>())
+          << "rows " << rows << " nan " << with_nan << ": " << out.tokens.cpu();
+      if (with_nan) {
+        EXPECT_TRUE(out.logprobs.cpu().isnan().all().item<bool>()) << out.logprobs.cpu();
+      } else {
+        const at::Tensor expected = at::log_softmax(want, 1).select(1, 37);
+        EXPECT_TRUE(at::allclose(out.logprobs.cpu(), expected, 1e-5, 1e-5)) << out.logprobs.cpu();
+      }
+    }
+  }
+}
+
 // Runs `requests` through an engine in `mode` and returns each one's tokens.
 // In `waves` of four, 30 ms apart, or all at once.
 std::vector<std::vector<int32_t>> RunAll(const std::string& dir, bool pipelined, bool graphs,

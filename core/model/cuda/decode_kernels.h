@@ -154,6 +154,14 @@ cudaError_t LaunchEmbedTokens(KernelDType dtype, const void* wte, const void* wp
 cudaError_t LaunchGreedyTokens(const float* logits, int batch, int vocab, int64_t* tokens,
                                float* logprobs, cudaStream_t stream);
 
+// The same over logits of `dtype` (an LM head's output before its
+// conversion), row b at logits + b * row_stride (>= vocab: a padded head's
+// rows); with `copy` (not null) also writes them there as float32 [B, V], so
+// the conversion needs no kernel of its own.
+cudaError_t LaunchGreedyTokensOf(KernelDType dtype, const void* logits, int batch, int vocab,
+                                 int64_t row_stride, float* copy, int64_t* tokens,
+                                 float* logprobs, cudaStream_t stream);
+
 // Per-slot decode state, indexed by slot id (see CudaRunner). Whether a
 // sequence stops is decided on the host (SequenceOutput), not here.
 struct SlotStatePointers {

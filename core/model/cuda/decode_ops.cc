@@ -151,15 +151,27 @@ at::Tensor EmbedTokens(const at::Tensor& wte, const at::Tensor& wpe, const at::T
 }
 
 std::pair<at::Tensor, at::Tensor> GreedyTokens(const at::Tensor& raw_logits) {
-  const at::Tensor logits = raw_logits.contiguous();
-  const int64_t B = logits.size(0);
-  at::Tensor tokens = at::empty({B}, logits.options().dtype(at::kLong));
-  at::Tensor logprobs = at::empty({B}, logits.options());
-  CheckCuda(LaunchGreedyTokens(logits.data_ptr<float>(), static_cast<int>(B),
-                           static_cast<int>(logits.size(1)), tokens.data_ptr<int64_t>(),
-                           logprobs.data_ptr<float>(), CurrentStream()),
-        "GreedyTokens");
-  return {tokens, logprobs};
+  const CausalLm::SlotDecode out = GreedyDecode(raw_logits.to(at::kFloat));
+  return {out.tokens, out.logprobs};
+}
+
+CausalLm::SlotDecode GreedyDecode(const at::Tensor& raw_logits) {
+  // Rows may be strided (a padded head's columns narrowed), not their elements.
+  const bool rows_only = raw_logits.stride(1) == 1 &&
+                         (raw_logits.size(0) == 1 || raw_logits.stride(0) >= raw_logits.size(1));
+  const at::Tensor logits = rows_only ? raw_logits : raw_logits.contiguous();
+  const int64_t B = logits.size(0), V = logits.size(1), row_stride = B > 1 ? logits.stride(0) : V;
+  const bool is_float = logits.scalar_type() == at::kFloat && logits.is_contiguous();
+  CausalLm::SlotDecode out{is_float ? logits : at::empty({B, V}, logits.options().dtype(at::kFloat)),
+                           at::empty({B}, logits.options().dtype(at::kLong)),
+                           at::empty({B}, logits.options().dtype(at::kFloat))};
+  CheckCuda(LaunchGreedyTokensOf(KernelDTypeOf(logits.scalar_type()), logits.data_ptr(),
+                                 static_cast<int>(B), static_cast<int>(V), row_stride,
+                                 is_float ? nullptr : out.logits.data_ptr<float>(),
+                                 out.tokens.data_ptr<int64_t>(), out.logprobs.data_ptr<float>(),
+                                 CurrentStream()),
+            "GreedyTokens");
+  return out;
 }
 
 void AdvanceSlots(const SlotStatePointers& state, const at::Tensor& slots,

@@ -6,6 +6,7 @@
 
 #include <ATen/ATen.h>
 
+#include "core/model/causal_lm.h"
 #include "core/model/cuda/decode_kernels.h"
 
 namespace tandem {
@@ -88,6 +89,13 @@ at::Tensor EmbedTokens(const at::Tensor& wte, const at::Tensor& wpe, const at::T
 // Greedy choice over logits [B, V] float32: tokens [B] int64 (first maximum)
 // and their log-probabilities [B] float32.
 std::pair<at::Tensor, at::Tensor> GreedyTokens(const at::Tensor& logits);
+
+// The same over an LM head's logits [B, V] in the model's dtype (rows may be
+// strided: a padded head's output narrowed to V columns): returns them as
+// float32 [B, V] contiguous with the tokens and log-probabilities, converted
+// by the greedy kernel itself (one kernel instead of a conversion and the
+// choice).
+CausalLm::SlotDecode GreedyDecode(const at::Tensor& logits);
 
 // Advances the state of `slots` [B] by one step after `tokens` [B] were
 // sampled for them (see LaunchAdvanceSlots).

@@ -96,6 +96,8 @@ CausalLm::SlotDecode Gpt2FusedDecoder::Step(const at::Tensor& slots, const at::T
     }
   }
   const at::Tensor& head = weights.lm_head.defined() ? weights.lm_head : weights.wte;
+  // Above kMaxFusedRows the greedy kernel converts cuBLAS's logits itself.
+  if (!fused && greedy) return GreedyDecode(model_.HeadProduct(h));
   SlotDecode out{fused ? LmHeadLogits(LayerNorm(x, {weights.ln_f_weight, weights.ln_f_bias, eps}),
                                       head)
                        : model_.HeadLogits(h)};

@@ -1,7 +1,6 @@
 #include "core/model/cuda/llama_cuda_decoder.h"
 
 #include <cmath>
-#include <tuple>
 #include <utility>
 
 #include "core/model/cuda/cuda_support.h"
@@ -134,9 +133,9 @@ CausalLm::SlotDecode LlamaCudaDecoder::Step(const at::Tensor& slots, const at::T
     AddOutputAndMlp(attn, l, path, x);
   }
   const at::Tensor& head = w.lm_head.defined() ? w.lm_head : w.embed_tokens;
-  SlotDecode out{at::mm(FusedRmsNorm(x, w.norm, eps), head.t()).to(at::kFloat)};
-  if (greedy) std::tie(out.tokens, out.logprobs) = GreedyTokens(out.logits);
-  return out;
+  const at::Tensor logits = at::mm(FusedRmsNorm(x, w.norm, eps), head.t());
+  if (greedy) return GreedyDecode(logits);  // converts the logits too
+  return {logits.to(at::kFloat)};
 }
 
 }  // namespace tandem

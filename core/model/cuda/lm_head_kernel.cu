@@ -88,9 +88,13 @@ struct GreedyPart {
 // row forming a thread-block cluster: each finds its slice's first maximum
 // and exp-sum, then the cluster's first block merges them (distributed shared
 // memory) into the row's token and its log-softmax value
-// x[index] - (max + log(sum(exp(x - max)))).
+// x[index] - (max + log(sum(exp(x - max)))). Row b starts at b * row_stride;
+// with `copy` (not null) the first pass also writes the slice there as
+// float32 [B, V] (a T-typed LM head's logits, converted on the way).
+template <typename T>
 __global__ void __launch_bounds__(kGreedyThreads)
-GreedyTokensKernel(const float* __restrict__ logits, int vocab, int64_t* __restrict__ tokens,
+GreedyTokensKernel(const T* __restrict__ logits, int vocab, int64_t row_stride,
+                   float* __restrict__ copy, int64_t* __restrict__ tokens,
                    float* __restrict__ logprobs) {
   __shared__ float best_values[kGreedyThreads / 32];
   __shared__ int best_indices[kGreedyThreads / 32];
@@ -102,11 +106,13 @@ GreedyTokensKernel(const float* __restrict__ logits, int vocab, int64_t* __restr
             lane = tid % 32;
   const int slice = (vocab + kGreedyBlocks - 1) / kGreedyBlocks;
   const int begin = min(vocab, split * slice), end = min(vocab, begin + slice);
-  const float* row = logits + static_cast<size_t>(b) * vocab;
+  const T* row = logits + b * row_stride;
+  float* copy_row = copy != nullptr ? copy + static_cast<size_t>(b) * vocab : nullptr;
   float best = -INFINITY;
   int index = kNoIndex;
   for (int i = begin + tid; i < end; i += kGreedyThreads) {
-    const float v = row[i];
+    const float v = kernel::ToFloat(row[i]);
+    if (copy_row != nullptr) copy_row[i] = v;
     if (Beats(v, i, best, index)) {
       best = v;
       index = i;
@@ -134,7 +140,9 @@ GreedyTokensKernel(const float* __restrict__ logits, int vocab, int64_t* __restr
     }
   }
   float sum = 0.0f;
-  for (int i = begin + tid; i < end; i += kGreedyThreads) sum += __expf(row[i] - best);
+  for (int i = begin + tid; i < end; i += kGreedyThreads) {
+    sum += __expf(kernel::ToFloat(row[i]) - best);
+  }
   sum = WarpSum(sum);
   if (lane == 0) sums[warp] = sum;
   __syncthreads();
@@ -161,7 +169,7 @@ GreedyTokensKernel(const float* __restrict__ logits, int vocab, int64_t* __restr
       if (other->index != kNoIndex) total += other->sum * __expf(other->best - best);
     }
     tokens[b] = index;  // vocab >= 1, so some block saw a logit
-    logprobs[b] = row[index] - best - logf(total);
+    logprobs[b] = kernel::ToFloat(row[index]) - best - logf(total);
   }
   cluster.sync();  // no block exits while the first one reads its shared memory
 }
@@ -180,10 +188,21 @@ cudaError_t LaunchLmHead(KernelDType dtype, const void* x, const void* weight, f
 
 cudaError_t LaunchGreedyTokens(const float* logits, int batch, int vocab, int64_t* tokens,
                                float* logprobs, cudaStream_t stream) {
-  if (batch <= 0 || vocab <= 0) return cudaErrorInvalidValue;
-  return kernel::LaunchClustered(/*overlap=*/true, kGreedyBlocks, GreedyTokensKernel,
-                                 dim3(1, batch, kGreedyBlocks), dim3(kGreedyThreads), 0, stream,
-                                 logits, vocab, tokens, logprobs);
+  return LaunchGreedyTokensOf(KernelDType::kFloat32, logits, batch, vocab, vocab, nullptr,
+                              tokens, logprobs, stream);
+}
+
+cudaError_t LaunchGreedyTokensOf(KernelDType dtype, const void* logits, int batch, int vocab,
+                                 int64_t row_stride, float* copy, int64_t* tokens,
+                                 float* logprobs, cudaStream_t stream) {
+  if (batch <= 0 || vocab <= 0 || row_stride < vocab) return cudaErrorInvalidValue;
+  return kernel::WithElementType(dtype, [&](auto type) {
+    using T = typename decltype(type)::type;
+    return kernel::LaunchClustered(/*overlap=*/true, kGreedyBlocks, GreedyTokensKernel<T>,
+                                   dim3(1, batch, kGreedyBlocks), dim3(kGreedyThreads), 0,
+                                   stream, static_cast<const T*>(logits), vocab, row_stride,
+                                   copy, tokens, logprobs);
+  });
 }
 
 }  // namespace tandem

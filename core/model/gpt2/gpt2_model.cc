@@ -57,12 +57,15 @@ at::Tensor Gpt2Model::Logits(const at::Tensor& x) const {
 }
 
 at::Tensor Gpt2Model::HeadLogits(const at::Tensor& h) const {
+  return HeadProduct(h).to(at::kFloat).contiguous();
+}
+
+at::Tensor Gpt2Model::HeadProduct(const at::Tensor& h) const {
   const at::Tensor& head = weights_.lm_head.defined() ? weights_.lm_head : weights_.wte;
   if (padded_head_.defined()) {  // the padding's columns dropped
-    return at::matmul(h, padded_head_.t()).narrow(-1, 0, head.size(0)).to(at::kFloat)
-        .contiguous();
+    return at::matmul(h, padded_head_.t()).narrow(-1, 0, head.size(0));
   }
-  return at::matmul(h, head.t()).to(at::kFloat);
+  return at::matmul(h, head.t());
 }
 
 at::Tensor Gpt2Model::PrefillPacked(const PrefillPack& pack, KvCache* cache,

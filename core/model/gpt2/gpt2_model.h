@@ -52,6 +52,9 @@ class Gpt2Model : public CausalLm {
   // The LM head: float32 [N, V] logits of h [N, C] (after the final
   // LayerNorm).
   at::Tensor HeadLogits(const at::Tensor& h) const;
+  // The same in the model's dtype, before the conversion: [N, V], whose rows
+  // may be strided (the padded head's output, narrowed to V columns).
+  at::Tensor HeadProduct(const at::Tensor& h) const;
 
   const Gpt2Config& config() const { return config_; }
   const Gpt2Weights& weights() const { return weights_; }
