@@ -55,6 +55,20 @@ KvCacheShape Shape(const Gpt2Config& config, int64_t slots) {
   return {config.n_layer, slots, config.n_head, 256, config.head_dim()};
 }
 
+// Prefills slots [0, count) of both models' caches with the same random
+// prompt each, of length 1 + (step * s + offset) % 254; returns the lengths.
+std::vector<int64_t> PrefillBoth(const CausalLm& a, KvCache* cache_a, const CausalLm& b,
+                                 KvCache* cache_b, int64_t count, int64_t step, int64_t offset) {
+  std::vector<int64_t> lengths;
+  for (int64_t s = 0; s < count; ++s) {
+    lengths.push_back(1 + (step * s + offset) % 254);
+    const at::Tensor prompt = at::randint(50000, {lengths[s]}, at::kLong).to(at::kCUDA);
+    a.Prefill(s, prompt, cache_a);
+    b.Prefill(s, prompt, cache_b);
+  }
+  return lengths;
+}
+
 TEST(DecodeKernelTest, MatchesTheGatherMatmulPathForEveryLength) {
   c10::InferenceMode inference_mode;
   const Gpt2Config config = SmallConfig();
@@ -109,13 +123,8 @@ TEST(DecodeKernelTest, AttentionMatchesTheReferenceAtEveryLaunchShape) {
   const auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
   KvCache cache_a(Shape(config, wide), options);
   KvCache cache_b(Shape(config, wide), options);
-  std::vector<int64_t> lengths;
-  for (int64_t s = 0; s < wide; ++s) {
-    lengths.push_back(1 + (53 * s + 5) % 254);
-    const at::Tensor prompt = at::randint(50000, {lengths[s]}, at::kLong).to(at::kCUDA);
-    with_kernel.Prefill(s, prompt, &cache_a);
-    reference.Prefill(s, prompt, &cache_b);
-  }
+  const std::vector<int64_t> lengths =
+      PrefillBoth(with_kernel, &cache_a, reference, &cache_b, wide, 53, 5);
   for (int64_t batch : {int64_t{1}, int64_t{kMaxFusedRows + 1}, wide}) {
     std::vector<int64_t> slots, tokens, positions;
     for (int64_t b = 0; b < batch; ++b) {
@@ -170,13 +179,8 @@ TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
     const auto options = at::TensorOptions().dtype(dtype).device(at::kCUDA);
     KvCache cache_a(Shape(config, slots_total), options);
     KvCache cache_b(Shape(config, slots_total), options);
-    std::vector<int64_t> lengths;
-    for (int64_t s = 0; s < slots_total; ++s) {
-      lengths.push_back(1 + (37 * s + 11) % 254);
-      const at::Tensor prompt = at::randint(50000, {lengths[s]}, at::kLong).to(at::kCUDA);
-      fused.Prefill(s, prompt, &cache_a);
-      reference.Prefill(s, prompt, &cache_b);
-    }
+    const std::vector<int64_t> lengths =
+        PrefillBoth(fused, &cache_a, reference, &cache_b, slots_total, 37, 11);
     for (int64_t batch = 1; batch <= slots_total; ++batch) {
       EXPECT_EQ(fused.UsesFusedDecode(batch), batch <= kMaxFusedRows);
       std::vector<int64_t> slots, tokens, positions;
