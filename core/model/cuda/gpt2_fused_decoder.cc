@@ -40,12 +40,36 @@ bool Gpt2FusedDecoder::UsesFusedDecode(int64_t rows) const {
 at::Tensor Gpt2FusedDecoder::PrefillPacked(const PrefillPack& pack, KvCache* cache,
                                            bool all_logits) const {
   if (!prefill_kernel_) return model_.PrefillPacked(pack, cache, all_logits);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(model_.config().head_dim()));
-  return model_.PrefillWithAttention(
-      pack, cache, all_logits,
-      [scale](int64_t layer, const at::Tensor& qkv, const PrefillPack& p, KvCache* c) {
-        return PrefillAttention(qkv.select(1, 0), c->keys(layer), c->values(layer), p, scale);
-      });
+  const Gpt2Config& config = model_.config();
+  const int64_t T = pack.num_tokens, P = pack.padded_tokens, C = config.n_embd;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(config.head_dim()));
+  // Appends the real tokens' K/V (padding rows stay out of the cache), then
+  // each token attends to its slot's positions up to its own; padding rows
+  // get zeros.
+  auto attend = [&](int64_t layer, const at::Tensor& qkv_rows) {
+    const at::Tensor qkv = qkv_rows.narrow(0, 0, T);
+    Gpt2Model::AppendPrefillKv(layer, qkv, pack, cache);
+    at::Tensor attn = PrefillAttention(qkv.select(1, 0), cache->keys(layer),
+                                       cache->values(layer), pack, scale)
+                          .view({T, C});
+    return P > T ? at::cat({attn, at::zeros({P - T, C}, attn.options())}) : attn;
+  };
+  if (!fused_decode_) {  // Gpt2Model's forward with the attention kernel
+    return model_.PrefillWithAttention(
+        pack, cache, all_logits,
+        [&](int64_t layer, const at::Tensor& qkv, const PrefillPack&, KvCache*) {
+          return PrefillAttention(qkv.select(1, 0), cache->keys(layer), cache->values(layer),
+                                  pack, scale);
+        });
+  }
+  const Gpt2Weights& weights = model_.weights();
+  at::Tensor x = EmbedTokens(weights.wte, weights.wpe, at::Tensor(), pack.tokens, pack.positions,
+                             config.n_positions - 1);  // [P, C]
+  at::Tensor h =
+      LayerNorm(x, {weights.layers[0].ln_1_weight, weights.layers[0].ln_1_bias,
+                    config.layer_norm_epsilon});
+  for (int64_t i = 0; i < config.n_layer; ++i) BatchedLayer(i, attend, x, h);
+  return model_.HeadLogits(all_logits ? h.narrow(0, 0, T) : h.index_select(0, pack.last_rows));
 }
 
 at::Tensor Gpt2FusedDecoder::Decode(const at::Tensor& slots, const at::Tensor& tokens,
@@ -92,7 +116,9 @@ CausalLm::SlotDecode Gpt2FusedDecoder::Step(const at::Tensor& slots, const at::T
     if (fused) {
       FusedLayer(i, in, x);
     } else {
-      BatchedLayer(i, in, x, h);
+      BatchedLayer(
+          i, [&](int64_t layer, const at::Tensor& qkv) { return Attention(layer, qkv, in); }, x,
+          h);
     }
   }
   const at::Tensor& head = weights.lm_head.defined() ? weights.lm_head : weights.wte;
@@ -120,15 +146,15 @@ void Gpt2FusedDecoder::FusedLayer(int64_t i, const LayerInputs& in, at::Tensor& 
   LinearAddResidual(inner, w.mlp_proj_weight.t(), w.mlp_proj_bias, x);
 }
 
-void Gpt2FusedDecoder::BatchedLayer(int64_t i, const LayerInputs& in, at::Tensor& x,
+void Gpt2FusedDecoder::BatchedLayer(int64_t i, const AttendFn& attend, at::Tensor& x,
                                     at::Tensor& h) const {
   const Gpt2Config& config = model_.config();
   const Gpt2Weights& weights = model_.weights();
   const Gpt2LayerWeights& w = weights.layers[i];
-  const int64_t B = x.size(0), C = config.n_embd, H = config.n_head, D = config.head_dim();
+  const int64_t R = x.size(0), C = config.n_embd, H = config.n_head, D = config.head_dim();
   const double eps = config.layer_norm_epsilon;
-  const at::Tensor qkv = at::addmm(w.attn_bias, h, w.attn_weight).view({B, 3, H, D});
-  h = ResidualLayerNorm(x, at::addmm(w.attn_proj_bias, Attention(i, qkv, in).view({B, C}),
+  const at::Tensor qkv = at::addmm(w.attn_bias, h, w.attn_weight).view({R, 3, H, D});
+  h = ResidualLayerNorm(x, at::addmm(w.attn_proj_bias, attend(i, qkv).view({R, C}),
                                      w.attn_proj_weight),
                         {w.ln_2_weight, w.ln_2_bias, eps});
   const at::Tensor inner =

@@ -3,6 +3,7 @@
 #define TANDEM_CORE_MODEL_CUDA_GPT2_FUSED_DECODER_H_
 
 #include <cstdint>
+#include <functional>
 
 #include <ATen/ATen.h>
 
@@ -22,8 +23,9 @@ namespace tandem {
 // the greedy choice. Larger batches: the same embedding and attention
 // kernels with cuBLAS projections (bias and GELU in their epilogues), each
 // residual add fused with the LayerNorm after it (one kernel), and the LM
-// head on its rows padded to a multiple of 128 (Gpt2Model). Prefill is
-// Gpt2Model's packed forward (cuBLAS over the whole pack) with the
+// head on its rows padded to a multiple of 128 (Gpt2Model). Prefill runs
+// the larger batches' layer over the whole pack (the embedding kernel,
+// cuBLAS projections, residual adds fused with the LayerNorms) with the
 // packed-prefill attention kernel.
 //
 // The projection weights keep their logical [K, N] shape but are stored
@@ -70,9 +72,15 @@ class Gpt2FusedDecoder : public CausalLm {
   // Layer i on the fused kernels (up to kMaxFusedRows rows), in place on
   // the residual stream x [B, C].
   void FusedLayer(int64_t i, const LayerInputs& in, at::Tensor& x) const;
-  // Layer i above kMaxFusedRows rows: h [B, C] is its input LayerNorm's
-  // output, then the next one's (the final LayerNorm after the last layer).
-  void BatchedLayer(int64_t i, const LayerInputs& in, at::Tensor& x, at::Tensor& h) const;
+  // The attention step of a layer: qkv [R, 3, H, D] of the layer's R rows
+  // (decode rows, or a prefill pack's padded tokens) -> [R, C].
+  using AttendFn = std::function<at::Tensor(int64_t layer, const at::Tensor& qkv)>;
+  // Layer i above kMaxFusedRows rows (and every prefill): cuBLAS
+  // projections, `attend`, each residual add fused with the LayerNorm after
+  // it; in place on the residual stream x [R, C]. h [R, C] is the layer's
+  // input LayerNorm's output, then the next one's (the final LayerNorm
+  // after the last layer).
+  void BatchedLayer(int64_t i, const AttendFn& attend, at::Tensor& x, at::Tensor& h) const;
   // The attention kernel of layer i (appends the rows' K/V), [B, H, D]; also
   // Gpt2Model's attention step where the other fused kernels do not apply.
   at::Tensor Attention(int64_t i, const at::Tensor& qkv, const LayerInputs& in) const;

@@ -78,7 +78,6 @@ at::Tensor Gpt2Model::PrefillWithAttention(const PrefillPack& pack, KvCache* cac
                                            const PrefillAttentionFn& attention) const {
   const int64_t T = pack.num_tokens, P = pack.padded_tokens, C = config_.n_embd,
                 H = config_.n_head, D = config_.head_dim();
-  const at::Tensor positions = pack.positions.narrow(0, 0, T);
   at::Tensor x = at::embedding(weights_.wte, pack.tokens) +
                  at::embedding(weights_.wpe, pack.positions);  // [P, C]
   for (int64_t i = 0; i < config_.n_layer; ++i) {
@@ -87,8 +86,7 @@ at::Tensor Gpt2Model::PrefillWithAttention(const PrefillPack& pack, KvCache* cac
                                         config_.layer_norm_epsilon);
     // [P, 3C] -> the real rows [T, 3, H, D]; padding rows stay out of the cache.
     const at::Tensor qkv = at::addmm(w.attn_bias, h, w.attn_weight).view({P, 3, H, D}).narrow(0, 0, T);
-    cache->keys(i).index_put_({pack.slots, Slice(), positions}, qkv.select(1, 1));
-    cache->values(i).index_put_({pack.slots, Slice(), positions}, qkv.select(1, 2));
+    AppendPrefillKv(i, qkv, pack, cache);
     at::Tensor attn = (attention ? attention(i, qkv, pack, cache)
                                  : SegmentAttention(i, qkv, pack, cache))
                           .reshape({T, C});
@@ -97,6 +95,13 @@ at::Tensor Gpt2Model::PrefillWithAttention(const PrefillPack& pack, KvCache* cac
     x = MlpResidual(i, x);
   }
   return Logits(all_logits ? x.narrow(0, 0, T) : x.index_select(0, pack.last_rows));
+}
+
+void Gpt2Model::AppendPrefillKv(int64_t layer, const at::Tensor& qkv, const PrefillPack& pack,
+                                KvCache* cache) {
+  const at::Tensor positions = pack.positions.narrow(0, 0, pack.num_tokens);
+  cache->keys(layer).index_put_({pack.slots, Slice(), positions}, qkv.select(1, 1));
+  cache->values(layer).index_put_({pack.slots, Slice(), positions}, qkv.select(1, 2));
 }
 
 at::Tensor Gpt2Model::SegmentAttention(int64_t layer, const at::Tensor& qkv,

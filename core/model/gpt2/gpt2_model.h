@@ -40,6 +40,10 @@ class Gpt2Model : public CausalLm {
   // PrefillPacked with the attention step supplied by the caller.
   at::Tensor PrefillWithAttention(const PrefillPack& pack, KvCache* cache, bool all_logits,
                                   const PrefillAttentionFn& attention) const;
+  // Writes the K/V of the pack's real tokens, qkv [T, 3, H, D], at their
+  // slots and positions of layer `layer`'s cache (padding rows stay out).
+  static void AppendPrefillKv(int64_t layer, const at::Tensor& qkv, const PrefillPack& pack,
+                              KvCache* cache);
   at::Tensor Decode(const at::Tensor& slots, const at::Tensor& tokens,
                     const at::Tensor& positions, int64_t attend_len,
                     KvCache* cache) const override;
