@@ -445,6 +445,19 @@ TEST(PrefillKernelTest, PackedPrefillMatchesOneAtATime) {
                   tolerance);
       }
     }
+    // A pack of at most kMaxFusedRows rows (the LayerNorm kernel's one-block
+    // path with the residual add): a 3-token prompt alone, unpadded.
+    KvCache small(Shape(config, 4), options), small_alone(Shape(config, 4), options);
+    const std::vector<int64_t> few = {11, 4242, 7};
+    const at::Tensor got = fused.Prefill(3, Ids(few), &small, /*all_logits=*/true);
+    const at::Tensor want = reference.Prefill(3, Ids(few), &small_alone, /*all_logits=*/true);
+    ASSERT_EQ(got.size(0), 3);
+    EXPECT_LE(RelativeError(got, want), tolerance) << c10::toString(dtype);
+    for (int64_t layer = 0; layer < config.n_layer; ++layer) {
+      EXPECT_LE(RelativeError(small.values(layer)[3].narrow(1, 0, 3),
+                              small_alone.values(layer)[3].narrow(1, 0, 3)),
+                tolerance);
+    }
   }
 }
 

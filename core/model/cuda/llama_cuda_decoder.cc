@@ -41,13 +41,45 @@ at::Tensor Dense(const at::Tensor& x, const at::Tensor& weight, const at::Tensor
 at::Tensor LlamaCudaDecoder::PrefillPacked(const PrefillPack& pack, KvCache* cache,
                                            bool all_logits) const {
   if (!prefill_kernel_) return model_.PrefillPacked(pack, cache, all_logits);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(model_.config().head_dim));
-  return model_.PrefillWithAttention(
-      pack, cache, all_logits,
-      [scale](int64_t layer, const at::Tensor& q, const PrefillPack& p, KvCache* c) {
-        return PrefillAttention(q, c->keys(layer), c->values(layer), p, scale)
-            .view({q.size(0), -1});
-      });
+  const LlamaConfig& c = model_.config();
+  const double scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
+  if (!decode_kernels_) {  // LlamaModel's forward with the attention kernel
+    return model_.PrefillWithAttention(
+        pack, cache, all_logits,
+        [scale](int64_t layer, const at::Tensor& q, const PrefillPack& p, KvCache* kv) {
+          return PrefillAttention(q, kv->keys(layer), kv->values(layer), p, scale)
+              .view({q.size(0), -1});
+        });
+  }
+  // The pack's P padded rows as one batch of the cuBLAS decode path (the
+  // embedding, RMSNorm, Q/K norm + RoPE and SwiGLU kernels); only the T real
+  // rows reach the cache and attention.
+  const LlamaWeights& w = model_.weights();
+  const int64_t T = pack.num_tokens, P = pack.padded_tokens, Hq = c.num_attention_heads,
+                Hkv = c.num_key_value_heads, D = c.head_dim;
+  const double eps = c.rms_norm_eps;
+  const at::Tensor positions = pack.positions.narrow(0, 0, T);
+  at::Tensor x = EmbedTokens(w.embed_tokens, at::Tensor(), at::Tensor(), pack.tokens,
+                             at::Tensor(), 0);  // [P, C]
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    const LlamaLayerWeights& l = w.layers[i];
+    at::Tensor qkv = QkvProjection(x, l, Path::kCublas).view({P, Hq + 2 * Hkv, D});
+    QkNormRope(qkv, Hq, l.q_norm, l.k_norm, eps, model_.rope().inv_freq(), at::Tensor(),
+               pack.positions, cache->max_context() - 1);
+    const at::Tensor real = qkv.narrow(0, 0, T);
+    cache->keys(i).index_put_({pack.slots, at::indexing::Slice(), positions},
+                              real.narrow(1, Hq, Hkv));
+    cache->values(i).index_put_({pack.slots, at::indexing::Slice(), positions},
+                                real.narrow(1, Hq + Hkv, Hkv));
+    at::Tensor attn = PrefillAttention(real.narrow(1, 0, Hq), cache->keys(i), cache->values(i),
+                                       pack, scale)
+                          .view({T, Hq * D});
+    if (P > T) attn = at::cat({attn, at::zeros({P - T, Hq * D}, attn.options())});
+    AddOutputAndMlp(attn, l, Path::kCublas, x);
+  }
+  const at::Tensor rows = all_logits ? x.narrow(0, 0, T) : x.index_select(0, pack.last_rows);
+  const at::Tensor& head = w.lm_head.defined() ? w.lm_head : w.embed_tokens;
+  return at::mm(FusedRmsNorm(rows, w.norm, eps), head.t()).to(at::kFloat);
 }
 
 at::Tensor LlamaCudaDecoder::Decode(const at::Tensor& slots, const at::Tensor& tokens,

@@ -24,9 +24,11 @@ namespace tandem {
 // residual added in its epilogue); larger batches on cuBLAS (the residual
 // added by addmm).
 // Then the final RMSNorm, the LM head (cuBLAS) and the greedy kernel. No
-// host synchronization: CudaRunner captures it in CUDA graphs. Prefill is
-// LlamaModel's packed forward with the packed-prefill attention kernel
-// (GQA), graphable. Owns the model. Threading: engine thread only.
+// host synchronization: CudaRunner captures it in CUDA graphs. Prefill runs
+// the pack's rows as one batch of the cuBLAS decode path (the embedding,
+// RMSNorm, Q/K norm + RoPE and SwiGLU kernels) with the packed-prefill
+// attention kernel (GQA), graphable. Owns the model. Threading: engine
+// thread only.
 class LlamaCudaDecoder : public CausalLm {
  public:
   // `weights` on a CUDA device. Dtypes or head sizes the attention kernels
