@@ -41,19 +41,7 @@ at::Tensor Gpt2FusedDecoder::PrefillPacked(const PrefillPack& pack, KvCache* cac
                                            bool all_logits) const {
   if (!prefill_kernel_) return model_.PrefillPacked(pack, cache, all_logits);
   const Gpt2Config& config = model_.config();
-  const int64_t T = pack.num_tokens, P = pack.padded_tokens, C = config.n_embd;
   const double scale = 1.0 / std::sqrt(static_cast<double>(config.head_dim()));
-  // Appends the real tokens' K/V (padding rows stay out of the cache), then
-  // each token attends to its slot's positions up to its own; padding rows
-  // get zeros.
-  auto attend = [&](int64_t layer, const at::Tensor& qkv_rows) {
-    const at::Tensor qkv = qkv_rows.narrow(0, 0, T);
-    Gpt2Model::AppendPrefillKv(layer, qkv, pack, cache);
-    at::Tensor attn = PrefillAttention(qkv.select(1, 0), cache->keys(layer),
-                                       cache->values(layer), pack, scale)
-                          .view({T, C});
-    return P > T ? at::cat({attn, at::zeros({P - T, C}, attn.options())}) : attn;
-  };
   if (!fused_decode_) {  // Gpt2Model's forward with the attention kernel
     return model_.PrefillWithAttention(
         pack, cache, all_logits,
@@ -62,6 +50,18 @@ at::Tensor Gpt2FusedDecoder::PrefillPacked(const PrefillPack& pack, KvCache* cac
                                   pack, scale);
         });
   }
+  // Appends the real tokens' K/V (padding rows stay out of the cache), then
+  // each token attends to its slot's positions up to its own; padding rows
+  // get zeros.
+  const int64_t T = pack.num_tokens, P = pack.padded_tokens, C = config.n_embd;
+  auto attend = [&](int64_t layer, const at::Tensor& qkv_rows) {
+    const at::Tensor qkv = qkv_rows.narrow(0, 0, T);
+    Gpt2Model::AppendPrefillKv(layer, qkv, pack, cache);
+    at::Tensor attn = PrefillAttention(qkv.select(1, 0), cache->keys(layer),
+                                       cache->values(layer), pack, scale)
+                          .view({T, C});
+    return P > T ? at::cat({attn, at::zeros({P - T, C}, attn.options())}) : attn;
+  };
   const Gpt2Weights& weights = model_.weights();
   at::Tensor x = EmbedTokens(weights.wte, weights.wpe, at::Tensor(), pack.tokens, pack.positions,
                              config.n_positions - 1);  // [P, C]

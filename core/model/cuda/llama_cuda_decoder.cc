@@ -58,7 +58,6 @@ at::Tensor LlamaCudaDecoder::PrefillPacked(const PrefillPack& pack, KvCache* cac
   const int64_t T = pack.num_tokens, P = pack.padded_tokens, Hq = c.num_attention_heads,
                 Hkv = c.num_key_value_heads, D = c.head_dim;
   const double eps = c.rms_norm_eps;
-  const at::Tensor positions = pack.positions.narrow(0, 0, T);
   at::Tensor x = EmbedTokens(w.embed_tokens, at::Tensor(), at::Tensor(), pack.tokens,
                              at::Tensor(), 0);  // [P, C]
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
@@ -67,10 +66,8 @@ at::Tensor LlamaCudaDecoder::PrefillPacked(const PrefillPack& pack, KvCache* cac
     QkNormRope(qkv, Hq, l.q_norm, l.k_norm, eps, model_.rope().inv_freq(), at::Tensor(),
                pack.positions, cache->max_context() - 1);
     const at::Tensor real = qkv.narrow(0, 0, T);
-    cache->keys(i).index_put_({pack.slots, at::indexing::Slice(), positions},
-                              real.narrow(1, Hq, Hkv));
-    cache->values(i).index_put_({pack.slots, at::indexing::Slice(), positions},
-                                real.narrow(1, Hq + Hkv, Hkv));
+    LlamaModel::AppendPrefillKv(i, real.narrow(1, Hq, Hkv), real.narrow(1, Hq + Hkv, Hkv), pack,
+                                cache);
     at::Tensor attn = PrefillAttention(real.narrow(1, 0, Hq), cache->keys(i), cache->values(i),
                                        pack, scale)
                           .view({T, Hq * D});

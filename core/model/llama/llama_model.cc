@@ -81,14 +81,20 @@ at::Tensor LlamaModel::PrefillWithAttention(const PrefillPack& pack, KvCache* ca
     const at::Tensor h = RmsNorm(x, weights_.layers[i].input_norm, config_.rms_norm_eps);
     // Only the real rows [0, T) reach the cache and attention.
     const Qkv qkv = Project(i, h, cos, sin, T);
-    cache->keys(i).index_put_({pack.slots, Slice(), positions}, qkv.k);
-    cache->values(i).index_put_({pack.slots, Slice(), positions}, qkv.v);
+    AppendPrefillKv(i, qkv.k, qkv.v, pack, cache);
     at::Tensor attn = attention ? attention(i, qkv.q, pack, cache)
                                 : SegmentAttention(i, qkv.q, pack, cache);  // [T, Hq D]
     if (P > T) attn = at::cat({attn, at::zeros({P - T, attn.size(1)}, attn.options())});
     x = FinishBlock(i, x, attn);
   }
   return Logits(all_logits ? x.narrow(0, 0, T) : x.index_select(0, pack.last_rows));
+}
+
+void LlamaModel::AppendPrefillKv(int64_t layer, const at::Tensor& k, const at::Tensor& v,
+                                 const PrefillPack& pack, KvCache* cache) {
+  const at::Tensor positions = pack.positions.narrow(0, 0, pack.num_tokens);
+  cache->keys(layer).index_put_({pack.slots, Slice(), positions}, k);
+  cache->values(layer).index_put_({pack.slots, Slice(), positions}, v);
 }
 
 at::Tensor LlamaModel::SegmentAttention(int64_t layer, const at::Tensor& q,

@@ -36,6 +36,11 @@ class LlamaModel : public CausalLm {
   // PrefillPacked with the attention step supplied by the caller.
   at::Tensor PrefillWithAttention(const PrefillPack& pack, KvCache* cache, bool all_logits,
                                   const PrefillAttentionFn& attention) const;
+  // Writes the pack's real tokens' keys and values, k and v [T, Hkv, D], at
+  // their slots and positions of layer `layer`'s cache (padding rows stay
+  // out).
+  static void AppendPrefillKv(int64_t layer, const at::Tensor& k, const at::Tensor& v,
+                              const PrefillPack& pack, KvCache* cache);
   at::Tensor Decode(const at::Tensor& slots, const at::Tensor& tokens,
                     const at::Tensor& positions, int64_t attend_len,
                     KvCache* cache) const override;
