@@ -161,6 +161,9 @@ for step in "$@"; do
         $lg --num_requests=600 --request_rate=$rate --prompt_tokens=256 --output_tokens=256 \
             --out="$OUT/loadgen-poisson.jsonl"
       } > "$OUT/loadgen.txt" 2>&1
+      # The server's view of the whole run (step phases, prefill budget).
+      python3 -c "import urllib.request as u; print(u.urlopen('http://127.0.0.1:9661/metrics').read().decode())" \
+          > "$OUT/loadgen-metrics.txt" || true
       kill $server; wait $server
       grep -E "^##|^requests|^TTFT|^TPOT|^ITL" "$OUT/loadgen.txt" ;;
     prefill)

@@ -27,4 +27,15 @@ CausalLm::SlotDecode CausalLm::DecodeSlots(const at::Tensor& slots,
   return out;
 }
 
+CausalLm::MixedDecode CausalLm::DecodeSlotsWithPrefill(const PrefillPack& pack,
+                                                       const at::Tensor& slots,
+                                                       const at::Tensor& slot_tokens,
+                                                       const at::Tensor& slot_positions,
+                                                       bool greedy, KvCache* cache) const {
+  MixedDecode out;
+  out.prefill.logits = PrefillPacked(pack, cache);
+  out.decode = DecodeSlots(slots, slot_tokens, slot_positions, greedy, cache);
+  return out;
+}
+
 }  // namespace tandem

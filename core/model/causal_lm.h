@@ -25,6 +25,14 @@ class CausalLm {
     at::Tensor tokens;
     at::Tensor logprobs;
   };
+  // What DecodeSlotsWithPrefill returns: the decode rows' SlotDecode and
+  // the pack's: float32 logits [padded_segments, V] at each segment's last
+  // token (as PrefillPacked), with `greedy` maybe its tokens and
+  // log-probabilities too (where the forward computed them anyway).
+  struct MixedDecode {
+    SlotDecode decode;
+    SlotDecode prefill;
+  };
 
   virtual ~CausalLm() = default;
 
@@ -72,6 +80,18 @@ class CausalLm {
   virtual SlotDecode DecodeSlots(const at::Tensor& slots, const at::Tensor& slot_tokens,
                                  const at::Tensor& slot_positions, bool greedy,
                                  KvCache* cache) const;
+
+  // A step with prompt chunks and decode rows: PrefillPacked(pack) and
+  // DecodeSlots(slots, ...) as one forward where FusesMixedSteps() (the
+  // decode rows and the pack's tokens share each projection; the slots of
+  // the pack and of the decode rows must differ); this default runs the
+  // two one after the other. Never synchronizes with the host when both
+  // parts do not (graph-capturable when GraphablePrefill()).
+  virtual MixedDecode DecodeSlotsWithPrefill(const PrefillPack& pack, const at::Tensor& slots,
+                                             const at::Tensor& slot_tokens,
+                                             const at::Tensor& slot_positions, bool greedy,
+                                             KvCache* cache) const;
+  virtual bool FusesMixedSteps() const { return false; }
 };
 
 }  // namespace tandem

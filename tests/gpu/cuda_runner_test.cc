@@ -461,6 +461,75 @@ TEST(PrefillKernelTest, PackedPrefillMatchesOneAtATime) {
   }
 }
 
+// Decode rows and a pack in one forward (the runner's mixed steps) against
+// the pack's PrefillPacked and the rows' DecodeSlots run one after the
+// other: the pack holds a later chunk of a prompt and two whole prompts; the
+// decode rows include a padding row on the scratch slot.
+TEST(PrefillKernelTest, OneMixedForwardMatchesPrefillThenDecode) {
+  c10::InferenceMode inference_mode;
+  const Gpt2Config config = SmallConfig();
+  const Gpt2Weights weights = Gpt2Weights::Random(config, 23).To(at::kFloat, at::kCUDA);
+  Gpt2FusedDecoder fused(config, weights);
+  ASSERT_TRUE(fused.FusesMixedSteps());
+  const auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+  KvCache mixed(Shape(config, 8), options), apart(Shape(config, 8), options);
+  // Slots 0-3 hold prompts of 6, 43, 80 and 117 tokens.
+  std::vector<int64_t> lengths = PrefillBoth(fused, &mixed, fused, &apart, 4, 37, 5);
+  const int64_t scratch = 7;
+  const at::Tensor slots = Ids({0, 1, 2, scratch});
+  const at::Tensor slot_tokens = Ids({11, 222, 3333, 44, 0, 0, 0, 0});
+  const at::Tensor slot_positions = Ids({lengths[0], lengths[1], lengths[2], 0, 0, 0, 0, 0});
+  std::vector<std::vector<int32_t>> prompts;
+  for (int64_t length : {20, 33, 64}) {
+    std::vector<int32_t> p;
+    for (int64_t t = 0; t < length; ++t) p.push_back((71 * length + 13 * t) % 50000);
+    prompts.push_back(p);
+  }
+  const PrefillPack pack =
+      MakePrefillPack({{3, lengths[3], prompts[0]}, {4, 0, prompts[1]}, {5, 0, prompts[2]}},
+                      at::kCUDA, /*padded_tokens=*/128, /*padded_segments=*/8);
+  for (bool greedy : {false, true}) {
+    const CausalLm::MixedDecode got =
+        fused.DecodeSlotsWithPrefill(pack, slots, slot_tokens, slot_positions, greedy, &mixed);
+    const at::Tensor prefill_logits = fused.PrefillPacked(pack, &apart);
+    const CausalLm::SlotDecode decode =
+        fused.DecodeSlots(slots, slot_tokens, slot_positions, greedy, &apart);
+    ASSERT_EQ(got.prefill.logits.size(0), 8);
+    ASSERT_EQ(got.decode.logits.size(0), 4);
+    for (int64_t r = 0; r < 3; ++r) {
+      EXPECT_LE(RelativeError(got.prefill.logits[r], prefill_logits[r]), 1e-4) << "segment " << r;
+      EXPECT_LE(RelativeError(got.decode.logits[r], decode.logits[r]), 1e-4) << "row " << r;
+      EXPECT_EQ(got.decode.logits[r].argmax().item<int64_t>(),
+                decode.logits[r].argmax().item<int64_t>());
+    }
+    if (greedy) {  // the head's greedy kernel chose the pack's tokens too
+      ASSERT_TRUE(got.prefill.tokens.defined());
+      EXPECT_TRUE(at::equal(got.prefill.tokens.narrow(0, 0, 3),
+                            prefill_logits.narrow(0, 0, 3).argmax(-1)));
+      EXPECT_TRUE(at::equal(got.decode.tokens.narrow(0, 0, 3), decode.tokens.narrow(0, 0, 3)));
+      EXPECT_LE(RelativeError(got.decode.logprobs.narrow(0, 0, 3),
+                              decode.logprobs.narrow(0, 0, 3)),
+                1e-4);
+    }
+    // Every slot's K/V up to its new length: the decode rows' appended
+    // position, the chunk after slot 3's earlier tokens, the new prompts.
+    const std::vector<int64_t> ends = {lengths[0] + 1, lengths[1] + 1, lengths[2] + 1,
+                                       lengths[3] + 20, 33, 64};
+    for (int64_t layer = 0; layer < config.n_layer; ++layer) {
+      for (int64_t s = 0; s < 6; ++s) {
+        EXPECT_LE(RelativeError(mixed.keys(layer)[s].narrow(1, 0, ends[s]),
+                                apart.keys(layer)[s].narrow(1, 0, ends[s])),
+                  1e-5)
+            << "slot " << s << " layer " << layer;
+        EXPECT_LE(RelativeError(mixed.values(layer)[s].narrow(1, 0, ends[s]),
+                                apart.values(layer)[s].narrow(1, 0, ends[s])),
+                  1e-5)
+            << "slot " << s << " layer " << layer;
+      }
+    }
+  }
+}
+
 TEST(EngineModesTest, AReusedSlotNeverSeesTheOldSequence) {
   CheckpointDir dir(SmallConfig());
   std::vector<GenerationRequest> requests = MixedRequests();

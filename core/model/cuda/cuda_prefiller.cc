@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "core/base/logging.h"
 #include "core/model/cuda/cuda_support.h"
+#include "core/model/cuda/decode_ops.h"
 
 namespace tandem {
 namespace {
@@ -110,39 +111,44 @@ void CudaPrefiller::Stage(const std::vector<PrefillItem>& items, int64_t bucket,
   floats_.copy_(staged_floats_[parity], /*non_blocking=*/true);
 }
 
-SampledTensors CudaPrefiller::Body(const std::vector<PrefillItem>& items, int64_t bucket,
-                                   bool greedy) {
+PrefillPack CudaPrefiller::Pack(const std::vector<PrefillItem>& items, int64_t bucket) const {
+  return graphable_ && bucket <= buckets_.back()
+             ? StaticPack(bucket)
+             : MakePrefillPack(SegmentsOf(items), device_, bucket, num_slots_);
+}
+
+SampledTensors CudaPrefiller::Finish(const CausalLm::SlotDecode& rows, bool greedy) {
   const int64_t S = num_slots_;
-  const at::Tensor logits =  // [S, V]
-      graphable_ && bucket <= buckets_.back()
-          ? model_->PrefillPacked(StaticPack(bucket), cache_)
-          : model_->PrefillPacked(MakePrefillPack(SegmentsOf(items), device_, bucket, S), cache_);
   auto row = [&](int i) { return longs_.narrow(0, rows_offset_ + i * S, S); };
   auto floats = [&](int i) { return floats_.narrow(0, i * S, S); };
   const SamplingTensors params{floats(0), row(0), floats(1), floats(2), row(1), row(2)};
-  const SampledTensors sampled = Sampler::Sample(logits, params, greedy);
+  const SampledTensors sampled = greedy && rows.tokens.defined()
+                                     ? SampledTensors{rows.tokens, rows.logprobs}
+                                     : Sampler::Sample(rows.logits, params, greedy);
   // The decode state of each slot whose prompt ended: its first decode step
   // feeds the sampled token at position end(), sampling offset 1.
-  const at::Tensor slots = row(3);
-  state_->next_token.index_put_({slots}, sampled.tokens);
-  state_->position.index_put_({slots}, row(4));
-  state_->rng_offset.index_fill_(0, slots, 1);
-  state_->temperature.index_put_({slots}, params.temperature);
-  state_->top_k.index_put_({slots}, params.top_k);
-  state_->top_p.index_put_({slots}, params.top_p);
-  state_->min_p.index_put_({slots}, params.min_p);
-  state_->seed.index_put_({slots}, params.seed);
+  SetPrefilledSlots(state_, scratch_slot_, row(3), row(4), sampled.tokens, params);
   return sampled;
 }
 
-SampledTensors CudaPrefiller::Run(const std::vector<PrefillItem>& items, int parity) {
+SampledTensors CudaPrefiller::Body(const std::vector<PrefillItem>& items, int64_t bucket,
+                                   bool greedy) {
+  return Finish({model_->PrefillPacked(Pack(items, bucket), cache_)}, greedy);  // [S, V]
+}
+
+int64_t CudaPrefiller::BucketFor(const std::vector<PrefillItem>& items, bool* greedy) const {
   int64_t tokens = 0;
-  bool greedy = true;
+  *greedy = true;
   for (const PrefillItem& item : items) {
     tokens += static_cast<int64_t>(item.tokens.size());
-    greedy &= item.sampling.params.temperature <= 0;
+    *greedy &= item.sampling.params.temperature <= 0;
   }
-  const int64_t bucket = BucketFor(tokens);
+  return BucketFor(tokens);
+}
+
+SampledTensors CudaPrefiller::Run(const std::vector<PrefillItem>& items, int parity) {
+  bool greedy = true;
+  const int64_t bucket = BucketFor(items, &greedy);
   Stage(items, bucket, parity);
   if (auto graph = graphs_.find({bucket, greedy}); graph != graphs_.end()) {
     graph->second->graph.replay();

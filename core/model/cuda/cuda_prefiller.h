@@ -50,6 +50,18 @@ class CudaPrefiller {
   // result is items[r]'s sampled token and log-probability.
   SampledTensors Run(const std::vector<PrefillItem>& items, int parity);
 
+  // The parts of Run, for a forward that also decodes (CudaRunner's mixed
+  // steps): the bucket `items` are padded to (and whether every item is
+  // greedy); Stage writes them for that bucket; Pack is the pack the
+  // forward then reads (the static buffers where graphable); Finish samples
+  // each chunk's last row from the forward's logits [num_slots, V] float32
+  // (or, greedy, takes the tokens the forward chose when it did) and writes
+  // the slot state of each prompt that ended.
+  int64_t BucketFor(const std::vector<PrefillItem>& items, bool* greedy) const;
+  void Stage(const std::vector<PrefillItem>& items, int64_t bucket, int parity);
+  PrefillPack Pack(const std::vector<PrefillItem>& items, int64_t bucket) const;
+  SampledTensors Finish(const CausalLm::SlotDecode& rows, bool greedy);
+
   // Token counts packs are padded to (16, 32, 64, 128, then steps of a
   // quarter of the power of two below, at least 64, up to max_prefill_tokens
   // or what the slots hold).
@@ -62,8 +74,6 @@ class CudaPrefiller {
     SampledTensors outputs;  // [num_slots], owned by the graph's pool
   };
   int64_t BucketFor(int64_t tokens) const;
-  // Stages `items` for `bucket` and copies them to the static buffers.
-  void Stage(const std::vector<PrefillItem>& items, int64_t bucket, int parity);
   // The forward, sampling and state writes over the static buffers
   // (graph-capturable when the model's prefill is graphable).
   SampledTensors Body(const std::vector<PrefillItem>& items, int64_t bucket, bool greedy);

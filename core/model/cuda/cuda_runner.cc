@@ -12,6 +12,7 @@
 #include <c10/cuda/CUDAGuard.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "core/model/cuda/cuda_support.h"
 #include "core/model/cuda/decode_ops.h"
@@ -80,6 +81,53 @@ CudaRunner::CudaRunner(ModelDescription description, std::unique_ptr<CausalLm> m
   // Through the prefill graphs where captured; tells the scheduler what a
   // prefill step costs at least.
   description_.prefill_fixed_seconds = prefiller_->WarmUp();
+  // While sequences decode, a prefill rides in their step where the model
+  // fuses mixed steps: then what that costs is the scheduler's fixed cost.
+  if (model_->FusesMixedSteps()) {
+    description_.prefill_fixed_seconds = MixedFixedSeconds(description_.prefill_fixed_seconds);
+  }
+}
+
+double CudaRunner::MixedFixedSeconds(double otherwise) {
+  const auto decode = graphs_.find({buckets_.back(), true});
+  if (decode == graphs_.end()) return otherwise;
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device_.index()).stream();
+  std::array<cudaEvent_t, 3> marks{};
+  for (cudaEvent_t& e : marks) CheckCuda(cudaEventCreate(&e), "cudaEventCreate");
+  // The median over 7 runs of a mixed graph's time over the decode graph's,
+  // for each token bucket up to 1024 (the log shows what a pack's size costs).
+  std::vector<double> decode_seconds;
+  std::string costs;
+  double smallest = -1;
+  for (int64_t bucket : prefiller_->buckets()) {
+    const auto mixed = mixed_graphs_.find({bucket, true});
+    if (bucket > 1024 || mixed == mixed_graphs_.end()) break;
+    std::vector<double> seconds;
+    for (int i = 0; i < 7; ++i) {
+      prefiller_->Stage({}, bucket, 0);  // padding only: the scratch slot
+      CheckCuda(cudaEventRecord(marks[0], stream), "cudaEventRecord");
+      decode->second->graph.replay();
+      CheckCuda(cudaEventRecord(marks[1], stream), "cudaEventRecord");
+      mixed->second->graph.replay();
+      CheckCuda(cudaEventRecord(marks[2], stream), "cudaEventRecord");
+      CheckCuda(cudaEventSynchronize(marks[2]), "cudaEventSynchronize");  // staging 0 is free
+      decode_seconds.push_back(ElapsedSeconds(marks[0], marks[1]));
+      seconds.push_back(ElapsedSeconds(marks[1], marks[2]) - decode_seconds.back());
+    }
+    std::sort(seconds.begin(), seconds.end());
+    if (smallest < 0) smallest = seconds[3];
+    mixed_extra_seconds_[bucket] = std::max(0.0, seconds[3]);
+    absl::StrAppend(&costs, costs.empty() ? "" : ", ", bucket, ": ",
+                    absl::StrFormat("%.3f", 1e3 * seconds[3]));
+  }
+  for (cudaEvent_t e : marks) cudaEventDestroy(e);
+  if (smallest < 0) return otherwise;
+  std::sort(decode_seconds.begin(), decode_seconds.end());
+  full_decode_seconds_ = decode_seconds[decode_seconds.size() / 2];
+  LogInfo("mixed steps: a decode step of ", buckets_.back(), " rows takes ",
+          absl::StrFormat("%.3f", 1e3 * full_decode_seconds_),
+          " ms; adding a pack of N prompt tokens costs (N: ms) ", costs);
+  return std::max(0.0, smallest);
 }
 
 CudaRunner::~CudaRunner() {
@@ -98,8 +146,13 @@ int64_t CudaRunner::BucketFor(int64_t rows) const {
 
 CudaRunner::RowOutputs CudaRunner::DecodeRows(int64_t bucket, bool greedy) {
   const at::Tensor slots = slots_.narrow(0, 0, bucket);
-  CausalLm::SlotDecode step =
-      model_->DecodeSlots(slots, state_.next_token, state_.position, greedy, cache_.get());
+  return FinishDecode(
+      model_->DecodeSlots(slots, state_.next_token, state_.position, greedy, cache_.get()), slots,
+      greedy);
+}
+
+CudaRunner::RowOutputs CudaRunner::FinishDecode(const CausalLm::SlotDecode& step,
+                                                const at::Tensor& slots, bool greedy) {
   at::Tensor sampled_tokens = step.tokens, logprobs = step.logprobs;
   if (!greedy) {
     const SamplingTensors params{state_.temperature.index_select(0, slots),
@@ -120,6 +173,21 @@ CudaRunner::RowOutputs CudaRunner::DecodeRows(int64_t bucket, bool greedy) {
   return {sampled_tokens, logprobs};
 }
 
+CudaRunner::MixedOutputs CudaRunner::MixedRows(const std::vector<PrefillItem>& items,
+                                               int64_t prefill_bucket, bool greedy) {
+  // The pack's slots and the decode rows' differ (a sequence prefills or
+  // decodes), so the prefill's state writes and the decode rows' advance
+  // touch different slots; padding rows of both write the scratch slot only.
+  const at::Tensor slots = slots_.narrow(0, 0, buckets_.back());
+  const CausalLm::MixedDecode step = model_->DecodeSlotsWithPrefill(
+      prefiller_->Pack(items, prefill_bucket), slots, state_.next_token, state_.position, greedy,
+      cache_.get());
+  MixedOutputs out;
+  out.prefill = prefiller_->Finish(step.prefill, greedy);
+  out.decode = FinishDecode(step.decode, slots, greedy);
+  return out;
+}
+
 void CudaRunner::CaptureGraphs() {
   // Captured at start-up, largest bucket first, into one shared pool. slots_
   // holds only the scratch slot, so warm-up runs touch no real sequence.
@@ -128,6 +196,28 @@ void CudaRunner::CaptureGraphs() {
   c10::cuda::CUDAStream capture_stream = c10::cuda::getStreamFromPool(false, device_.index());
   c10::cuda::CUDAStreamGuard guard(capture_stream);
   prefiller_->CaptureGraphs(pool);
+  if (model_->FusesMixedSteps() && model_->GraphablePrefill()) {
+    const std::vector<int64_t>& prefill_buckets = prefiller_->buckets();
+    for (auto it = prefill_buckets.rbegin(); it != prefill_buckets.rend(); ++it) {
+      for (bool greedy : {true, false}) {
+        try {
+          // Padding only: the pack's rows and slots_ write the scratch slot.
+          capture_stream.synchronize();  // staging 0 is reused
+          prefiller_->Stage({}, *it, 0);
+          MixedRows({}, *it, greedy);  // warm-up: cuBLAS plans, allocator
+          capture_stream.synchronize();
+          auto graph = std::make_unique<MixedGraph>();
+          graph->graph.capture_begin(pool);
+          graph->outputs = MixedRows({}, *it, greedy);
+          graph->graph.capture_end();
+          mixed_graphs_[{*it, greedy}] = std::move(graph);
+        } catch (const std::exception& e) {
+          LogWarning("CUDA graph capture failed for mixed steps of ", *it, " prompt tokens",
+                     greedy ? " (greedy)" : " (sampling)", "; they run eagerly: ", e.what());
+        }
+      }
+    }
+  }
   for (auto it = buckets_.rbegin(); it != buckets_.rend(); ++it) {
     for (bool greedy : {true, false}) {
       auto graph = std::make_unique<DecodeGraph>();
@@ -147,8 +237,9 @@ void CudaRunner::CaptureGraphs() {
   }
   capture_stream.synchronize();
   LogInfo("captured ", graphs_.size(), " decode graphs (batch buckets up to ",
-          buckets_.back(), ") and ", prefiller_->num_graphs(), " prefill graphs (up to ",
-          prefiller_->buckets().back(), " tokens) in ",
+          buckets_.back(), "), ", prefiller_->num_graphs(), " prefill graphs (up to ",
+          prefiller_->buckets().back(), " tokens) and ", mixed_graphs_.size(),
+          " mixed-step graphs in ",
           absl::FormatDuration(absl::Trunc(absl::Now() - start, absl::Milliseconds(1))));
 }
 
@@ -156,6 +247,25 @@ void CudaRunner::CopyRows(const RowOutputs& rows, int64_t count, int64_t offset,
                               int parity) {
   pinned_tokens_[parity].narrow(0, offset, count).copy_(rows.tokens.narrow(0, 0, count), true);
   pinned_logprobs_[parity].narrow(0, offset, count).copy_(rows.logprobs.narrow(0, 0, count), true);
+}
+
+bool CudaRunner::SetDecodeSlots(const StepPlan& plan, int64_t bucket, int parity) {
+  const auto rows = static_cast<int64_t>(plan.decodes.size());
+  bool greedy = true;
+  bool changed = false;
+  for (int64_t i = 0; i < bucket; ++i) {
+    const int64_t slot = i < rows ? plan.decodes[i].slot : scratch_slot_;
+    if (i < rows && plan.decodes[i].sampling.params.temperature > 0) greedy = false;
+    changed |= current_slots_[i] != slot;
+    current_slots_[i] = slot;
+  }
+  if (changed) {
+    // Refresh the graphs' static slot list only when the batch changed.
+    int64_t* pinned = pinned_slots_[parity].data_ptr<int64_t>();
+    std::copy_n(current_slots_.begin(), bucket, pinned);
+    slots_.narrow(0, 0, bucket).copy_(pinned_slots_[parity].narrow(0, 0, bucket), true);
+  }
+  return greedy;
 }
 
 absl::Status CudaRunner::Launch(const StepPlan& plan) {
@@ -177,30 +287,34 @@ absl::Status CudaRunner::Launch(const StepPlan& plan) {
     }
     CheckCuda(cudaEventRecord(events.start, stream.stream()), "cudaEventRecord");
     const auto row = static_cast<int64_t>(plan.prefills.size());
-    if (row > 0) {
+    const auto rows = static_cast<int64_t>(plan.decodes.size());
+    const bool one_forward = row > 0 && rows > 0 && model_->FusesMixedSteps();
+    if (row > 0 && !one_forward) {
       const SampledTensors prefilled = prefiller_->Run(plan.prefills, parity);
       CopyRows({prefilled.tokens, prefilled.logprobs}, row, 0, parity);
     }
     CheckCuda(cudaEventRecord(events.mid, stream.stream()), "cudaEventRecord");
-    const auto rows = static_cast<int64_t>(plan.decodes.size());
     const bool profiled = rows > 0 && decode_steps_++ == profiled_decode_step_;
     if (profiled) CheckCuda(cudaProfilerStart(), "cudaProfilerStart");
-    if (rows > 0) {
+    if (one_forward) {
+      bool greedy = SetDecodeSlots(plan, buckets_.back(), parity);
+      bool prefill_greedy = true;
+      const int64_t prefill_bucket = prefiller_->BucketFor(plan.prefills, &prefill_greedy);
+      greedy &= prefill_greedy;
+      prefiller_->Stage(plan.prefills, prefill_bucket, parity);
+      auto graph = mixed_graphs_.find({prefill_bucket, greedy});
+      MixedOutputs out;
+      if (graph != mixed_graphs_.end()) {
+        graph->second->graph.replay();
+        out = graph->second->outputs;
+      } else {
+        out = MixedRows(plan.prefills, prefill_bucket, greedy);
+      }
+      CopyRows({out.prefill.tokens, out.prefill.logprobs}, row, 0, parity);
+      CopyRows(out.decode, rows, row, parity);
+    } else if (rows > 0) {
       const int64_t bucket = BucketFor(rows);
-      bool greedy = true;
-      bool changed = false;
-      for (int64_t i = 0; i < bucket; ++i) {
-        const int64_t slot = i < rows ? plan.decodes[i].slot : scratch_slot_;
-        if (i < rows && plan.decodes[i].sampling.params.temperature > 0) greedy = false;
-        changed |= current_slots_[i] != slot;
-        current_slots_[i] = slot;
-      }
-      if (changed) {
-        // Refresh the graphs' static slot list only when the batch changed.
-        int64_t* pinned = pinned_slots_[parity].data_ptr<int64_t>();
-        std::copy_n(current_slots_.begin(), bucket, pinned);
-        slots_.narrow(0, 0, bucket).copy_(pinned_slots_[parity].narrow(0, 0, bucket), true);
-      }
+      const bool greedy = SetDecodeSlots(plan, bucket, parity);
       auto graph = graphs_.find({bucket, greedy});
       if (graph != graphs_.end()) {
         graph->second->graph.replay();
@@ -211,8 +325,11 @@ absl::Status CudaRunner::Launch(const StepPlan& plan) {
     }
     if (profiled) CheckCuda(cudaProfilerStop(), "cudaProfilerStop");
     CheckCuda(cudaEventRecord(events.end, stream.stream()), "cudaEventRecord");
+    const bool full_bucket = row == 0 && rows > 0 && BucketFor(rows) == buckets_.back();
+    bool unused = true;
     in_flight_.push_back({index, static_cast<int>(plan.prefills.size()),
-                          static_cast<int>(rows), plan.follows_idle});
+                          static_cast<int>(rows), plan.follows_idle, one_forward, full_bucket,
+                          one_forward ? prefiller_->BucketFor(plan.prefills, &unused) : 0});
     return absl::OkStatus();
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("launching a CUDA step failed: ", e.what()));
@@ -229,9 +346,24 @@ absl::StatusOr<StepOutput> CudaRunner::Collect() {
     CheckCuda(cudaEventSynchronize(events.end), "cudaEventSynchronize");
     StepOutput output;
     output.timings.host_wait_seconds = absl::ToDoubleSeconds(absl::Now() - wait_start);
-    output.timings.prefill_seconds = ElapsedSeconds(events.start, events.mid);
-    output.timings.decode_seconds = ElapsedSeconds(events.mid, events.end);
     output.timings.gpu_busy_seconds = ElapsedSeconds(events.start, events.end);
+    if (step.one_forward) {  // split as mixed_extra_seconds_ says
+      const double busy = output.timings.gpu_busy_seconds;
+      const auto measured = mixed_extra_seconds_.find(step.prefill_bucket);
+      output.timings.prefill_seconds =
+          measured != mixed_extra_seconds_.end()
+              ? std::min(measured->second, 0.9 * busy)
+              : busy - std::min(full_decode_seconds_, 0.9 * busy);
+      output.timings.decode_seconds = busy - output.timings.prefill_seconds;
+    } else {
+      output.timings.prefill_seconds = ElapsedSeconds(events.start, events.mid);
+      output.timings.decode_seconds = ElapsedSeconds(events.mid, events.end);
+    }
+    if (step.full_bucket) {
+      full_decode_seconds_ = full_decode_seconds_ == 0
+                                 ? output.timings.decode_seconds
+                                 : 0.9 * full_decode_seconds_ + 0.1 * output.timings.decode_seconds;
+    }
     if (step.index > 0 && !step.follows_idle) {
       output.timings.gpu_idle_seconds =
           std::max(0.0, ElapsedSeconds(events_[(step.index - 1) % 4].end, events.start));

@@ -53,7 +53,9 @@ struct CudaRunnerOptions {
 // part (a CudaPrefiller: the packed forward of the step's prompt chunks, the
 // sampling of each chunk's last row and its slot's state), one graph per
 // token bucket and greedy/sampling. A step's chunks run before its decode
-// rows on the same stream.
+// rows on the same stream, or, where the model fuses mixed steps
+// (CausalLm::FusesMixedSteps), in one forward with them: a mixed graph per
+// token bucket and greedy/sampling, its decode rows padded to num_slots.
 //
 // Threading: engine thread only.
 class CudaRunner : public ModelRunner {
@@ -84,6 +86,14 @@ class CudaRunner : public ModelRunner {
     at::cuda::CUDAGraph graph;
     RowOutputs outputs;  // [bucket], owned by the graph's memory pool
   };
+  struct MixedOutputs {
+    SampledTensors prefill;  // [num_slots]: the pack's rows (CudaPrefiller::Run)
+    RowOutputs decode;       // [num_slots]: the decode rows
+  };
+  struct MixedGraph {
+    at::cuda::CUDAGraph graph;
+    MixedOutputs outputs;  // owned by the graph's memory pool
+  };
   struct Events {
     cudaEvent_t start = nullptr, mid = nullptr, end = nullptr;
   };
@@ -92,12 +102,32 @@ class CudaRunner : public ModelRunner {
     int prefill_rows = 0;
     int decode_rows = 0;
     bool follows_idle = false;
+    bool one_forward = false;  // a mixed step in one forward
+    bool full_bucket = false;  // a decode-only step of the largest bucket
+    int64_t prefill_bucket = 0;  // a one-forward step's token bucket
   };
 
   // The decode step for slots_[0, bucket): gathers, runs, samples, scatters.
   // Graph-capturable: no host sync, static shapes.
   RowOutputs DecodeRows(int64_t bucket, bool greedy);
+  // Samples (unless greedy) and advances the state of the decode rows
+  // `slots` from the model's output `step`.
+  RowOutputs FinishDecode(const CausalLm::SlotDecode& step, const at::Tensor& slots,
+                          bool greedy);
+  // A mixed step in one forward: the pack of `items` (staged for
+  // `prefill_bucket`) and the decode rows slots_[0, num_slots).
+  // Graph-capturable as DecodeRows is.
+  MixedOutputs MixedRows(const std::vector<PrefillItem>& items, int64_t prefill_bucket,
+                         bool greedy);
+  // Points slots_[0, bucket) at the plan's decode rows (the scratch slot
+  // past them); returns whether every row is greedy.
+  bool SetDecodeSlots(const StepPlan& plan, int64_t bucket, int parity);
   void CaptureGraphs();
+  // What adding the smallest pack to a decode step of num_slots rows costs
+  // on the device (the mixed graph's time minus the decode graph's, the
+  // median of 7 runs on the scratch slot; the decode graph's time goes to
+  // full_decode_seconds_); `otherwise` without both graphs.
+  double MixedFixedSeconds(double otherwise);
   int64_t BucketFor(int64_t rows) const;
   void CopyRows(const RowOutputs& rows, int64_t count, int64_t offset, int parity);
 
@@ -120,9 +150,21 @@ class CudaRunner : public ModelRunner {
   std::array<Events, 4> events_;               // ring indexed by step % 4
   std::vector<int64_t> current_slots_;         // what slots_ holds now
   std::map<std::pair<int64_t, bool>, std::unique_ptr<DecodeGraph>> graphs_;
+  // Keyed by prefill token bucket and greedy.
+  std::map<std::pair<int64_t, bool>, std::unique_ptr<MixedGraph>> mixed_graphs_;
   std::deque<InFlight> in_flight_;
   int64_t next_step_ = 0;
   int64_t decode_steps_ = 0;  // steps launched with decode rows
+  // The device time of a decode-only step of the largest bucket: measured at
+  // start-up, then a moving average of such steps.
+  double full_decode_seconds_ = 0;
+  // What adding a pack of each token bucket (up to 1024) to a decode step
+  // of the largest bucket costs, measured at start-up. A mixed step in one
+  // forward reports that much of its time as prefilling (the busy time of
+  // a step also holds the host's latency when the host is the bottleneck,
+  // which is no cost of the pack's tokens), the rest as decoding; larger
+  // buckets: full_decode_seconds_ as decoding, the rest as prefilling.
+  std::map<int64_t, double> mixed_extra_seconds_;
   int64_t profiled_decode_step_ = -1;  // see TANDEM_PROFILE_DECODE_STEP
 };
 

@@ -3,6 +3,7 @@
 // per-slot state update. The LM head and greedy choice are in
 // lm_head_kernel.cu.
 #include <cmath>
+#include <cstdint>
 
 #include "core/model/cuda/decode_kernels.h"
 #include "core/model/cuda/kernel_math.cuh"
@@ -221,7 +222,66 @@ __global__ void AdvanceSlotsKernel(SlotStatePointers state, const int64_t* __res
   state.rng_offset[slot] += 1;
 }
 
+__global__ void SetPrefilledSlotsKernel(SlotStatePointers state, SlotParamsPointers params,
+                                        PrefilledRows rows, int count) {
+  kernel::AllowNextKernel();
+  kernel::WaitForPreviousKernel();  // the sampled tokens
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= count) return;
+  const int64_t slot = rows.slots[r];
+  if (slot == state.padding_slot) return;
+  state.next_token[slot] = rows.tokens[r];
+  state.position[slot] = rows.positions[r];
+  state.rng_offset[slot] = 1;
+  params.temperature[slot] = rows.temperature[r];
+  params.top_p[slot] = rows.top_p[r];
+  params.min_p[slot] = rows.min_p[r];
+  params.top_k[slot] = rows.top_k[r];
+  params.seed[slot] = rows.seed[r];
+}
+
+// Thread i copies 16 bytes: row r = i / per_row, then K or V, head, vector.
+__global__ void AppendKvKernel(const uint4* __restrict__ qkv, uint4* k_cache, uint4* v_cache,
+                               const int64_t* __restrict__ slots,
+                               const int64_t* __restrict__ positions, int rows, int heads,
+                               int vectors, int max_context) {
+  kernel::AllowNextKernel();
+  kernel::WaitForPreviousKernel();  // qkv
+  const int per_part = heads * vectors, per_row = 2 * per_part;
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= static_cast<int64_t>(rows) * per_row) return;
+  const int r = static_cast<int>(i / per_row), j = static_cast<int>(i % per_row);
+  const int part = j / per_part, h = (j % per_part) / vectors, v = j % vectors;
+  const uint4 value = qkv[(static_cast<int64_t>(r) * 3 + 1 + part) * per_part + h * vectors + v];
+  const int64_t at = ((slots[r] * heads + h) * max_context + positions[r]) * vectors + v;
+  (part == 0 ? k_cache : v_cache)[at] = value;
+}
+
 }  // namespace
+
+cudaError_t LaunchSetPrefilledSlots(const SlotStatePointers& state,
+                                    const SlotParamsPointers& params, const PrefilledRows& rows,
+                                    int count, cudaStream_t stream) {
+  if (count <= 0) return cudaErrorInvalidValue;
+  const int threads = 128;
+  return kernel::LaunchOverlapped(SetPrefilledSlotsKernel, dim3((count + threads - 1) / threads),
+                                  dim3(threads), 0, stream, state, params, rows, count);
+}
+
+cudaError_t LaunchAppendKv(const void* qkv, void* k_cache, void* v_cache, const int64_t* slots,
+                           const int64_t* positions, int rows, int heads, int head_bytes,
+                           int max_context, cudaStream_t stream) {
+  if (rows <= 0 || heads <= 0 || head_bytes <= 0 || head_bytes % 16 != 0 ||
+      reinterpret_cast<uintptr_t>(qkv) % 16 != 0) {
+    return cudaErrorInvalidValue;
+  }
+  const int vectors = head_bytes / 16, threads = 256;
+  const int64_t total = static_cast<int64_t>(rows) * 2 * heads * vectors;
+  return kernel::LaunchOverlapped(
+      AppendKvKernel, dim3(static_cast<unsigned>((total + threads - 1) / threads)), dim3(threads),
+      0, stream, static_cast<const uint4*>(qkv), static_cast<uint4*>(k_cache),
+      static_cast<uint4*>(v_cache), slots, positions, rows, heads, vectors, max_context);
+}
 
 cudaError_t LaunchFusedLinear(KernelDType dtype, LinearEpilogue epilogue, const void* x,
                               const void* norm_weight, const void* norm_bias, float eps,

@@ -180,6 +180,44 @@ struct SlotStatePointers {
 cudaError_t LaunchAdvanceSlots(const SlotStatePointers& state, const int64_t* slots,
                                const int64_t* tokens, int batch, cudaStream_t stream);
 
+// Per-slot sampling parameters, indexed by slot id.
+struct SlotParamsPointers {
+  float* temperature;  // [S]
+  float* top_p;        // [S]
+  float* min_p;        // [S]
+  int64_t* top_k;      // [S]
+  int64_t* seed;       // [S]
+};
+
+// A prefill step's rows (each chunk's last token), all [rows]: the slot the
+// row sets (state.padding_slot: none, the chunk does not end its prompt),
+// the position and token its first decode step feeds, and its sampling
+// parameters.
+struct PrefilledRows {
+  const int64_t* slots;
+  const int64_t* positions;
+  const int64_t* tokens;
+  const float* temperature;
+  const float* top_p;
+  const float* min_p;
+  const int64_t* top_k;
+  const int64_t* seed;
+};
+
+// Writes the decode state of each row's slot (RNG offset 1: the first
+// token was sampled at offset 0). One launch for every field.
+cudaError_t LaunchSetPrefilledSlots(const SlotStatePointers& state,
+                                    const SlotParamsPointers& params, const PrefilledRows& rows,
+                                    int count, cudaStream_t stream);
+
+// Copies the K and V of `rows` tokens, qkv [rows, 3, H, D] (contiguous,
+// 16-byte aligned; Q is skipped), into k_cache, v_cache [S, H, L, D] at
+// position positions[r] of slot slots[r]. `head_bytes` = D * element size,
+// a multiple of 16. One launch for both.
+cudaError_t LaunchAppendKv(const void* qkv, void* k_cache, void* v_cache, const int64_t* slots,
+                           const int64_t* positions, int rows, int heads, int head_bytes,
+                           int max_context, cudaStream_t stream);
+
 }  // namespace tandem
 
 #endif  // TANDEM_CORE_MODEL_CUDA_DECODE_KERNELS_H_

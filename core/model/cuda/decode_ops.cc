@@ -27,16 +27,18 @@ void Linear(LinearEpilogue epilogue, const at::Tensor& x, const FusedNorm* norm,
 
 at::Tensor DecodeAttention(const at::Tensor& qkv, at::Tensor& k_cache, at::Tensor& v_cache,
                            const at::Tensor& slots, const at::Tensor& positions,
-                           bool positions_by_slot, double scale) {
+                           bool positions_by_slot, double scale, const at::Tensor& out) {
   const int64_t H = qkv.size(2);
   return GroupedDecodeAttention(qkv.view({qkv.size(0), 3 * H, qkv.size(3)}), H, k_cache,
-                                v_cache, slots, positions, positions_by_slot, scale);
+                                v_cache, slots, positions, positions_by_slot, scale, nullptr,
+                                out);
 }
 
 at::Tensor GroupedDecodeAttention(const at::Tensor& qkv, int64_t heads, at::Tensor& k_cache,
                                   at::Tensor& v_cache, const at::Tensor& slots,
                                   const at::Tensor& positions, bool positions_by_slot,
-                                  double scale, const DecodeRope* rope) {
+                                  double scale, const DecodeRope* rope,
+                                  const at::Tensor& out_buffer) {
   const at::Tensor rows = qkv.contiguous();  // a no-op for the projection's output
   DecodeRotary rotary;
   if (rope != nullptr) {
@@ -53,7 +55,11 @@ at::Tensor GroupedDecodeAttention(const at::Tensor& qkv, int64_t heads, at::Tens
   if (rows.size(1) != H + 2 * Hkv) {
     throw std::invalid_argument("DecodeAttention: qkv must hold heads + 2 kv_heads rows");
   }
-  at::Tensor out = at::empty({B, H, D}, rows.options());
+  at::Tensor out = out_buffer.defined() ? out_buffer : at::empty({B, H, D}, rows.options());
+  if (out.sizes() != at::IntArrayRef({B, H, D}) || !out.is_contiguous() ||
+      out.scalar_type() != rows.scalar_type()) {
+    throw std::invalid_argument("DecodeAttention: out must be a contiguous [B, H, D] tensor");
+  }
   CheckCuda(LaunchDecodeAttention(KernelDTypeOf(rows.scalar_type()), rows.data_ptr(),
                               k_cache.data_ptr(), v_cache.data_ptr(), slots.data_ptr<int64_t>(),
                               positions.data_ptr<int64_t>(), positions_by_slot, out.data_ptr(),
@@ -172,6 +178,42 @@ CausalLm::SlotDecode GreedyDecode(const at::Tensor& raw_logits) {
                                  CurrentStream()),
             "GreedyTokens");
   return out;
+}
+
+void SetPrefilledSlots(SlotState* state, int64_t padding_slot, const at::Tensor& slots,
+                       const at::Tensor& positions, const at::Tensor& tokens,
+                       const SamplingTensors& rows) {
+  const SlotStatePointers pointers{state->next_token.data_ptr<int64_t>(),
+                                   state->position.data_ptr<int64_t>(),
+                                   state->rng_offset.data_ptr<int64_t>(), padding_slot};
+  const SlotParamsPointers params{
+      state->temperature.data_ptr<float>(), state->top_p.data_ptr<float>(),
+      state->min_p.data_ptr<float>(), state->top_k.data_ptr<int64_t>(),
+      state->seed.data_ptr<int64_t>()};
+  const at::Tensor row_tokens = tokens.contiguous();  // a no-op for the samplers' output
+  const PrefilledRows prefilled{
+      slots.data_ptr<int64_t>(),           positions.data_ptr<int64_t>(),
+      row_tokens.data_ptr<int64_t>(),      rows.temperature.data_ptr<float>(),
+      rows.top_p.data_ptr<float>(),        rows.min_p.data_ptr<float>(),
+      rows.top_k.data_ptr<int64_t>(),      rows.seed.data_ptr<int64_t>()};
+  CheckCuda(LaunchSetPrefilledSlots(pointers, params, prefilled,
+                                    static_cast<int>(slots.size(0)), CurrentStream()),
+            "SetPrefilledSlots");
+}
+
+void AppendKv(const at::Tensor& qkv, const at::Tensor& slots, const at::Tensor& positions,
+              at::Tensor& k_cache, at::Tensor& v_cache) {
+  if (!qkv.is_contiguous() || qkv.dim() != 4 || qkv.size(1) != 3 ||
+      qkv.scalar_type() != k_cache.scalar_type()) {
+    throw std::invalid_argument("AppendKv: qkv must be a contiguous [T, 3, H, D] tensor");
+  }
+  CheckVectorLoads({&k_cache, &v_cache}, "AppendKv");
+  CheckCuda(LaunchAppendKv(qkv.data_ptr(), k_cache.data_ptr(), v_cache.data_ptr(),
+                           slots.data_ptr<int64_t>(), positions.data_ptr<int64_t>(),
+                           static_cast<int>(qkv.size(0)), static_cast<int>(qkv.size(2)),
+                           static_cast<int>(qkv.size(3) * qkv.element_size()),
+                           static_cast<int>(k_cache.size(2)), CurrentStream()),
+            "AppendKv");
 }
 
 void AdvanceSlots(const SlotStatePointers& state, const at::Tensor& slots,

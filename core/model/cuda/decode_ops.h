@@ -8,6 +8,8 @@
 
 #include "core/model/causal_lm.h"
 #include "core/model/cuda/decode_kernels.h"
+#include "core/model/cuda/slot_state.h"
+#include "core/model/sampler.h"
 
 namespace tandem {
 
@@ -18,9 +20,11 @@ namespace tandem {
 // attention of each row over positions [0, p] of its slot. `slots` and
 // `positions` must be written before the step's kernels (the kernel reads
 // them before waiting for the previous one).
+// With `out` defined ([B, H, D], contiguous) the result is written there.
 at::Tensor DecodeAttention(const at::Tensor& qkv, at::Tensor& k_cache, at::Tensor& v_cache,
                            const at::Tensor& slots, const at::Tensor& positions,
-                           bool positions_by_slot, double scale);
+                           bool positions_by_slot, double scale,
+                           const at::Tensor& out = at::Tensor());
 
 // The rotary embedding the attention kernel may apply (see DecodeRotary):
 // inv_freq float32 [D / 2]; q_norm, k_norm [D] or undefined.
@@ -36,7 +40,8 @@ struct DecodeRope {
 at::Tensor GroupedDecodeAttention(const at::Tensor& qkv, int64_t heads, at::Tensor& k_cache,
                                   at::Tensor& v_cache, const at::Tensor& slots,
                                   const at::Tensor& positions, bool positions_by_slot,
-                                  double scale, const DecodeRope* rope = nullptr);
+                                  double scale, const DecodeRope* rope = nullptr,
+                                  const at::Tensor& out = at::Tensor());
 
 // Whether the attention kernel handles this dtype, head size and number of
 // query heads per K/V head.
@@ -101,6 +106,19 @@ CausalLm::SlotDecode GreedyDecode(const at::Tensor& logits);
 // sampled for them (see LaunchAdvanceSlots).
 void AdvanceSlots(const SlotStatePointers& state, const at::Tensor& slots,
                   const at::Tensor& tokens);
+
+// After a prefill step: row r of `rows` ([R] each; the rng_offset field is
+// unused) sets slot slots[r]'s decode state (next token tokens[r], position
+// positions[r], RNG offset 1) and sampling parameters, unless slots[r] is
+// the padding slot. One kernel (see LaunchSetPrefilledSlots).
+void SetPrefilledSlots(SlotState* state, int64_t padding_slot, const at::Tensor& slots,
+                       const at::Tensor& positions, const at::Tensor& tokens,
+                       const SamplingTensors& rows);
+
+// Writes the K and V of qkv [T, 3, H, D] (contiguous) at positions [T] of
+// slots [T] of k_cache, v_cache [S, H, L, D] (one kernel, LaunchAppendKv).
+void AppendKv(const at::Tensor& qkv, const at::Tensor& slots, const at::Tensor& positions,
+              at::Tensor& k_cache, at::Tensor& v_cache);
 
 }  // namespace tandem
 

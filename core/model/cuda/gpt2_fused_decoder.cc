@@ -41,8 +41,8 @@ at::Tensor Gpt2FusedDecoder::PrefillPacked(const PrefillPack& pack, KvCache* cac
                                            bool all_logits) const {
   if (!prefill_kernel_) return model_.PrefillPacked(pack, cache, all_logits);
   const Gpt2Config& config = model_.config();
-  const double scale = 1.0 / std::sqrt(static_cast<double>(config.head_dim()));
   if (!fused_decode_) {  // Gpt2Model's forward with the attention kernel
+    const double scale = 1.0 / std::sqrt(static_cast<double>(config.head_dim()));
     return model_.PrefillWithAttention(
         pack, cache, all_logits,
         [&](int64_t layer, const at::Tensor& qkv, const PrefillPack&, KvCache*) {
@@ -50,17 +50,10 @@ at::Tensor Gpt2FusedDecoder::PrefillPacked(const PrefillPack& pack, KvCache* cac
                                   pack, scale);
         });
   }
-  // Appends the real tokens' K/V (padding rows stay out of the cache), then
-  // each token attends to its slot's positions up to its own; padding rows
-  // get zeros.
-  const int64_t T = pack.num_tokens, P = pack.padded_tokens, C = config.n_embd;
-  auto attend = [&](int64_t layer, const at::Tensor& qkv_rows) {
-    const at::Tensor qkv = qkv_rows.narrow(0, 0, T);
-    Gpt2Model::AppendPrefillKv(layer, qkv, pack, cache);
-    at::Tensor attn = PrefillAttention(qkv.select(1, 0), cache->keys(layer),
-                                       cache->values(layer), pack, scale)
-                          .view({T, C});
-    return P > T ? at::cat({attn, at::zeros({P - T, C}, attn.options())}) : attn;
+  auto attend = [&](int64_t layer, const at::Tensor& qkv) {
+    at::Tensor out = at::empty({qkv.size(0), config.n_embd}, qkv.options());
+    PackAttention(layer, qkv, pack, cache, out);
+    return out;
   };
   const Gpt2Weights& weights = model_.weights();
   at::Tensor x = EmbedTokens(weights.wte, weights.wpe, at::Tensor(), pack.tokens, pack.positions,
@@ -69,7 +62,65 @@ at::Tensor Gpt2FusedDecoder::PrefillPacked(const PrefillPack& pack, KvCache* cac
       LayerNorm(x, {weights.layers[0].ln_1_weight, weights.layers[0].ln_1_bias,
                     config.layer_norm_epsilon});
   for (int64_t i = 0; i < config.n_layer; ++i) BatchedLayer(i, attend, x, h);
-  return model_.HeadLogits(all_logits ? h.narrow(0, 0, T) : h.index_select(0, pack.last_rows));
+  return model_.HeadLogits(all_logits ? h.narrow(0, 0, pack.num_tokens)
+                                     : h.index_select(0, pack.last_rows));
+}
+
+void Gpt2FusedDecoder::PackAttention(int64_t i, const at::Tensor& qkv_rows,
+                                     const PrefillPack& pack, KvCache* cache,
+                                     const at::Tensor& out) const {
+  const Gpt2Config& config = model_.config();
+  const double scale = 1.0 / std::sqrt(static_cast<double>(config.head_dim()));
+  const int64_t T = pack.num_tokens;
+  const at::Tensor qkv = qkv_rows.narrow(0, 0, T);
+  AppendKv(qkv, pack.slots, pack.positions.narrow(0, 0, T), cache->keys(i), cache->values(i));
+  out.zero_();  // rows no tile covers (padding) stay finite
+  PrefillAttention(qkv.select(1, 0), cache->keys(i), cache->values(i), pack, scale,
+                   out.narrow(0, 0, T).view({T, config.n_head, config.head_dim()}));
+}
+
+CausalLm::MixedDecode Gpt2FusedDecoder::DecodeSlotsWithPrefill(
+    const PrefillPack& pack, const at::Tensor& slots, const at::Tensor& slot_tokens,
+    const at::Tensor& slot_positions, bool greedy, KvCache* cache) const {
+  if (!FusesMixedSteps()) {
+    return CausalLm::DecodeSlotsWithPrefill(pack, slots, slot_tokens, slot_positions, greedy,
+                                            cache);
+  }
+  const Gpt2Config& config = model_.config();
+  const Gpt2Weights& weights = model_.weights();
+  const int64_t B = slots.size(0), C = config.n_embd;
+  const LayerInputs in{slots, slot_positions, /*by_slot=*/true, cache};
+  // The residual stream [B + P, C]: decode rows [0, B), then the pack.
+  at::Tensor x = at::cat(
+      {EmbedTokens(weights.wte, weights.wpe, slots, slot_tokens, slot_positions,
+                   cache->max_context() - 1),
+       EmbedTokens(weights.wte, weights.wpe, at::Tensor(), pack.tokens, pack.positions,
+                   config.n_positions - 1)});
+  at::Tensor h = LayerNorm(x, {weights.layers[0].ln_1_weight, weights.layers[0].ln_1_bias,
+                               config.layer_norm_epsilon});
+  auto attend = [&](int64_t layer, const at::Tensor& qkv) {  // qkv [B + P, 3, H, D]
+    const int64_t R = qkv.size(0);
+    at::Tensor out = at::empty({R, C}, qkv.options());
+    Attention(layer, qkv.narrow(0, 0, B), in,
+              out.narrow(0, 0, B).view({B, config.n_head, config.head_dim()}));
+    PackAttention(layer, qkv.narrow(0, B, R - B), pack, cache, out.narrow(0, B, R - B));
+    return out;
+  };
+  for (int64_t i = 0; i < config.n_layer; ++i) BatchedLayer(i, attend, x, h);
+  // The head's rows: the decode rows, then each segment's last token.
+  const at::Tensor rows =
+      at::cat({at::arange(B, pack.last_rows.options()), pack.last_rows + B});
+  const SlotDecode all = BatchedHead(h.index_select(0, rows), greedy);
+  const int64_t S = pack.last_rows.size(0);
+  auto part = [&](int64_t start, int64_t length) {
+    SlotDecode rows{all.logits.narrow(0, start, length)};
+    if (greedy) {
+      rows.tokens = all.tokens.narrow(0, start, length);
+      rows.logprobs = all.logprobs.narrow(0, start, length);
+    }
+    return rows;
+  };
+  return {part(0, B), part(B, S)};
 }
 
 at::Tensor Gpt2FusedDecoder::Decode(const at::Tensor& slots, const at::Tensor& tokens,
@@ -121,14 +172,18 @@ CausalLm::SlotDecode Gpt2FusedDecoder::Step(const at::Tensor& slots, const at::T
           h);
     }
   }
+  if (!fused) return BatchedHead(h, greedy);
   const at::Tensor& head = weights.lm_head.defined() ? weights.lm_head : weights.wte;
-  // Above kMaxFusedRows the greedy kernel converts cuBLAS's logits itself.
-  if (!fused && greedy) return GreedyDecode(model_.HeadProduct(h));
-  SlotDecode out{fused ? LmHeadLogits(LayerNorm(x, {weights.ln_f_weight, weights.ln_f_bias, eps}),
-                                      head)
-                       : model_.HeadLogits(h)};
+  SlotDecode out{
+      LmHeadLogits(LayerNorm(x, {weights.ln_f_weight, weights.ln_f_bias, eps}), head)};
   if (greedy) std::tie(out.tokens, out.logprobs) = GreedyTokens(out.logits);
   return out;
+}
+
+CausalLm::SlotDecode Gpt2FusedDecoder::BatchedHead(const at::Tensor& h, bool greedy) const {
+  // The greedy kernel converts cuBLAS's logits itself.
+  if (greedy) return GreedyDecode(model_.HeadProduct(h));
+  return SlotDecode{model_.HeadLogits(h)};
 }
 
 void Gpt2FusedDecoder::FusedLayer(int64_t i, const LayerInputs& in, at::Tensor& x) const {
@@ -166,12 +221,12 @@ void Gpt2FusedDecoder::BatchedLayer(int64_t i, const AttendFn& attend, at::Tenso
                         {norm_weight, norm_bias, eps});
 }
 
-at::Tensor Gpt2FusedDecoder::Attention(int64_t i, const at::Tensor& qkv,
-                                       const LayerInputs& in) const {
+at::Tensor Gpt2FusedDecoder::Attention(int64_t i, const at::Tensor& qkv, const LayerInputs& in,
+                                       const at::Tensor& out) const {
   const double scale = 1.0 / std::sqrt(static_cast<double>(model_.config().head_dim()));
   // Appends K/V and attends over each slot's own length in one launch.
   return DecodeAttention(qkv, in.cache->keys(i), in.cache->values(i), in.slots, in.positions,
-                         in.by_slot, scale);
+                         in.by_slot, scale, out);
 }
 
 }  // namespace tandem

@@ -50,6 +50,15 @@ class Gpt2FusedDecoder : public CausalLm {
   SlotDecode DecodeSlots(const at::Tensor& slots, const at::Tensor& slot_tokens,
                          const at::Tensor& slot_positions, bool greedy,
                          KvCache* cache) const override;
+  // One forward over the decode rows (first) and the pack's tokens: the
+  // larger batches' layer, the decode and packed-prefill attention kernels
+  // side by side in each layer, one LM head (and greedy kernel) over the
+  // decode rows and the pack's last rows.
+  MixedDecode DecodeSlotsWithPrefill(const PrefillPack& pack, const at::Tensor& slots,
+                                     const at::Tensor& slot_tokens,
+                                     const at::Tensor& slot_positions, bool greedy,
+                                     KvCache* cache) const override;
+  bool FusesMixedSteps() const override { return prefill_kernel_ && fused_decode_; }
 
   // Whether a batch of `rows` takes the fused kernels.
   bool UsesFusedDecode(int64_t rows) const;
@@ -81,9 +90,19 @@ class Gpt2FusedDecoder : public CausalLm {
   // input LayerNorm's output, then the next one's (the final LayerNorm
   // after the last layer).
   void BatchedLayer(int64_t i, const AttendFn& attend, at::Tensor& x, at::Tensor& h) const;
+  // The pack's attention in layer i: appends its real tokens' K/V (padding
+  // rows stay out of the cache), then each token attends to its slot's
+  // positions up to its own. qkv [P, 3, H, D] -> out [P, C] (contiguous),
+  // zeros for padding.
+  void PackAttention(int64_t i, const at::Tensor& qkv, const PrefillPack& pack, KvCache* cache,
+                     const at::Tensor& out) const;
+  // The LM head over h [R, C] (the final LayerNorm's output) on the larger
+  // batches' path: float32 logits, and with `greedy` each row's token.
+  SlotDecode BatchedHead(const at::Tensor& h, bool greedy) const;
   // The attention kernel of layer i (appends the rows' K/V), [B, H, D]; also
   // Gpt2Model's attention step where the other fused kernels do not apply.
-  at::Tensor Attention(int64_t i, const at::Tensor& qkv, const LayerInputs& in) const;
+  at::Tensor Attention(int64_t i, const at::Tensor& qkv, const LayerInputs& in,
+                       const at::Tensor& out = at::Tensor()) const;
   Gpt2Model model_;
   bool attention_kernel_ = false;  // the dtype and head size suit the attention kernel
   bool prefill_kernel_ = false;    // ... and the packed-prefill attention kernel

@@ -29,7 +29,8 @@ bool PrefillAttentionSupports(at::ScalarType dtype, int64_t head_dim) {
 }
 
 at::Tensor PrefillAttention(const at::Tensor& q, const at::Tensor& k_cache,
-                            const at::Tensor& v_cache, const PrefillPack& pack, double scale) {
+                            const at::Tensor& v_cache, const PrefillPack& pack, double scale,
+                            const at::Tensor& out_buffer) {
   const int64_t heads = q.size(1), head_dim = q.size(2);
   KernelDType dtype;
   if (!KernelDTypeFor(q.scalar_type(), &dtype) || q.stride(2) != 1 || q.stride(1) != head_dim ||
@@ -37,7 +38,13 @@ at::Tensor PrefillAttention(const at::Tensor& q, const at::Tensor& k_cache,
     throw std::invalid_argument("PrefillAttention: unsupported dtype or layout");
   }
   // Zeroed: rows no tile covers (a graphed pack's padding) stay finite.
-  at::Tensor out = at::zeros({pack.num_tokens, heads, head_dim}, q.options());
+  at::Tensor out = out_buffer.defined()
+                       ? out_buffer
+                       : at::zeros({pack.num_tokens, heads, head_dim}, q.options());
+  if (out.sizes() != at::IntArrayRef({pack.num_tokens, heads, head_dim}) ||
+      !out.is_contiguous() || out.scalar_type() != q.scalar_type()) {
+    throw std::invalid_argument("PrefillAttention: out must be a contiguous [T, H, D] tensor");
+  }
   const cudaError_t status = LaunchPrefillAttention(
       dtype, q.data_ptr(), q.stride(0), k_cache.data_ptr(), v_cache.data_ptr(),
       pack.tiles.data_ptr<int64_t>(), static_cast<int>(pack.num_tiles), out.data_ptr(),

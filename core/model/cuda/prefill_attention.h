@@ -17,9 +17,12 @@ bool PrefillAttentionSupports(at::ScalarType dtype, int64_t head_dim);
 
 // q [T, heads, head_dim] (a strided view of the projection
 // output is fine: rows any stride, heads and dims packed); returns [T, heads,
-// head_dim] (see LaunchPrefillAttention), on the current stream.
+// head_dim] (see LaunchPrefillAttention), on the current stream: zeros
+// where no tile covers a row, or written into `out` ([T, heads, head_dim],
+// contiguous; the caller zeroes rows no tile covers) when defined.
 at::Tensor PrefillAttention(const at::Tensor& q, const at::Tensor& k_cache,
-                            const at::Tensor& v_cache, const PrefillPack& pack, double scale);
+                            const at::Tensor& v_cache, const PrefillPack& pack, double scale,
+                            const at::Tensor& out = at::Tensor());
 
 }  // namespace tandem
 
