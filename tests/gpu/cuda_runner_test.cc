@@ -79,23 +79,27 @@ TEST(DecodeKernelTest, MatchesTheGatherMatmulPathForEveryLength) {
     const auto options = at::TensorOptions().dtype(dtype).device(at::kCUDA);
     KvCache cache_a(Shape(config, 4), options);
     KvCache cache_b(Shape(config, 4), options);
-    ASSERT_TRUE(with_kernel.UsesFusedDecode(4)) << "the kernels must be what is compared";
-    // Slots at lengths 1, 37, 200 and 255 (the last position of the context).
+    ASSERT_TRUE(with_kernel.UsesFusedDecode(2)) << "the kernels must be what is compared";
+    // Slots at lengths 1, 37, 200 and 255 (the last position of the context),
+    // decoded two at a time (the fused kernels' batches).
     const std::vector<int64_t> lengths = {1, 37, 200, 255};
-    std::vector<int64_t> slots, tokens, positions;
     for (int64_t s = 0; s < 4; ++s) {
       const at::Tensor prompt = at::randint(50000, {lengths[s]}, at::kLong).to(at::kCUDA);
       with_kernel.Prefill(s, prompt, &cache_a);
       reference.Prefill(s, prompt, &cache_b);
-      slots.push_back(s);
-      tokens.push_back(100 + s);
-      positions.push_back(lengths[s]);
     }
-    const at::Tensor a = with_kernel.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_a);
-    const at::Tensor b = reference.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_b);
-    const double tolerance = dtype == at::kFloat ? 1e-4 : 3e-2;
-    const double error = ((a - b).norm() / b.norm()).item<double>();
-    EXPECT_LT(error, tolerance) << "dtype " << c10::toString(dtype);
+    for (int64_t first : {0, 2}) {
+      const std::vector<int64_t> slots = {first, first + 1};
+      const std::vector<int64_t> tokens = {100 + first, 101 + first};
+      const std::vector<int64_t> positions = {lengths[first], lengths[first + 1]};
+      const at::Tensor a =
+          with_kernel.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_a);
+      const at::Tensor b =
+          reference.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_b);
+      const double tolerance = dtype == at::kFloat ? 1e-4 : 3e-2;
+      const double error = ((a - b).norm() / b.norm()).item<double>();
+      EXPECT_LT(error, tolerance) << "dtype " << c10::toString(dtype) << " slots " << first;
+    }
   }
 }
 
@@ -182,7 +186,7 @@ TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
     const std::vector<int64_t> lengths =
         PrefillBoth(fused, &cache_a, reference, &cache_b, slots_total, 37, 11);
     for (int64_t batch = 1; batch <= slots_total; ++batch) {
-      EXPECT_EQ(fused.UsesFusedDecode(batch), batch <= kMaxFusedRows);
+      EXPECT_EQ(fused.UsesFusedDecode(batch), batch <= kMaxGpt2FusedRows);
       std::vector<int64_t> slots, tokens, positions;
       for (int64_t b = 0; b < batch; ++b) {
         const int64_t slot = slots_total - 1 - b;  // rows and slots in different orders

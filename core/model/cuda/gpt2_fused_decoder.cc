@@ -34,7 +34,7 @@ Gpt2FusedDecoder::Gpt2FusedDecoder(Gpt2Config config, Gpt2Weights weights)
 }
 
 bool Gpt2FusedDecoder::UsesFusedDecode(int64_t rows) const {
-  return fused_decode_ && rows <= kMaxFusedRows;
+  return fused_decode_ && rows <= kMaxGpt2FusedRows;
 }
 
 at::Tensor Gpt2FusedDecoder::PrefillPacked(const PrefillPack& pack, KvCache* cache,
@@ -161,7 +161,7 @@ CausalLm::SlotDecode Gpt2FusedDecoder::Step(const at::Tensor& slots, const at::T
   // [B, C], the residual stream; positions past the context are clamped inside.
   at::Tensor x = EmbedTokens(weights.wte, weights.wpe, index, tokens, positions,
                              cache->max_context() - 1);
-  at::Tensor h;  // above kMaxFusedRows: the next LayerNorm's output [B, C]
+  at::Tensor h;  // above kMaxGpt2FusedRows: the next LayerNorm's output [B, C]
   if (!fused) h = LayerNorm(x, {weights.layers[0].ln_1_weight, weights.layers[0].ln_1_bias, eps});
   for (int64_t i = 0; i < config.n_layer; ++i) {
     if (fused) {

@@ -16,7 +16,7 @@
 namespace tandem {
 
 // A Gpt2Model whose decode runs on the fused kernels. Batches of up to
-// kMaxFusedRows rows: an embedding kernel that reads each row's token and
+// kMaxGpt2FusedRows rows: an embedding kernel that reads each row's token and
 // position (by slot in DecodeSlots), five kernels per layer (LayerNorm +
 // QKV; attention with the K/V append; out-projection + residual; LayerNorm
 // + FC + GELU; projection + residual), the final LayerNorm, the LM head and
@@ -32,6 +32,12 @@ namespace tandem {
 // [N, K] (each output's weights contiguous), the layout the kernels read;
 // ATen's matmuls take either layout without copies. Owns the model.
 // Threading: engine thread only.
+// The batches GPT-2's decode runs on the fused kernels: up to 2 rows; from 4
+// rows (the next batch bucket) the cuBLAS path is faster (GPT-2 small bf16 on
+// an H200, double-buffered + graphs: 4 rows 601 vs 517 us, 8 rows 776 vs
+// 608 us; 2 rows 344 vs 473; docs/results/bench/2026-11-30-h200-fused-rows/).
+inline constexpr int64_t kMaxGpt2FusedRows = 2;
+
 class Gpt2FusedDecoder : public CausalLm {
  public:
   // `weights` on a CUDA device, in a dtype FusedDecodeSupports accepts
@@ -78,13 +84,13 @@ class Gpt2FusedDecoder : public CausalLm {
   // `by_slot`.
   SlotDecode Step(const at::Tensor& slots, const at::Tensor& tokens,
                   const at::Tensor& positions, bool by_slot, bool greedy, KvCache* cache) const;
-  // Layer i on the fused kernels (up to kMaxFusedRows rows), in place on
+  // Layer i on the fused kernels (up to kMaxGpt2FusedRows rows), in place on
   // the residual stream x [B, C].
   void FusedLayer(int64_t i, const LayerInputs& in, at::Tensor& x) const;
   // The attention step of a layer: qkv [R, 3, H, D] of the layer's R rows
   // (decode rows, or a prefill pack's padded tokens) -> [R, C].
   using AttendFn = std::function<at::Tensor(int64_t layer, const at::Tensor& qkv)>;
-  // Layer i above kMaxFusedRows rows (and every prefill): cuBLAS
+  // Layer i above kMaxGpt2FusedRows rows (and every prefill): cuBLAS
   // projections, `attend`, each residual add fused with the LayerNorm after
   // it; in place on the residual stream x [R, C]. h [R, C] is the layer's
   // input LayerNorm's output, then the next one's (the final LayerNorm
