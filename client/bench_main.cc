@@ -4,7 +4,8 @@
 // fraction of decode time, host wait per step, time to first token, and the
 // peak device memory each mode reserves. With --prefill, it measures packed
 // prefill instead: bursts of K prompts of L tokens submitted together, their
-// TTFT and the prefill forward's GPU time, tokens/s and TFLOP/s.
+// TTFT and the prefill forward's GPU time, tokens/s and TFLOP/s. With
+// --mixed, what prefilling a prompt adds to a step that decodes N rows.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -61,6 +62,13 @@ ABSL_FLAG(std::vector<std::string>, prefill, {},
           "packed-prefill bursts to measure instead of decode, as KxL (K prompts of L "
           "tokens submitted together, one new token each), e.g. 64x128,8x1024,1x128");
 ABSL_FLAG(int32_t, prefill_repeats, 5, "bursts per --prefill entry (the table shows the median)");
+ABSL_FLAG(std::vector<std::string>, mixed, {},
+          "mixed steps to measure instead of decode, as NxL: N sequences decode (prompts of "
+          "--prompt_tokens, 100 steps in) and a step also prefills one L-token prompt; the "
+          "device time of that step against a decode-only one, e.g. 64x256,8x1000");
+ABSL_FLAG(bool, one_forward_mixed_steps, true,
+          "with --mixed: run a mixed step as one forward where the model can (false: its "
+          "prefill, then its decode)");
 
 namespace tandem {
 namespace {
@@ -348,6 +356,97 @@ int PrefillMain(const std::string& model_dir, const std::string& model_name,
   return 0;
 }
 
+struct MixedResult {
+  double decode_us = 0, mixed_us = 0;  // medians of device busy time per step
+};
+
+// N sequences decode; then, 20 times, a decode-only step and a step that
+// also prefills an L-token prompt into slot N, each launched while the
+// step before it runs (so its busy time holds no host latency).
+absl::StatusOr<MixedResult> RunMixed(const std::string& model_dir, int rows, int length) {
+  ModelOptions options;
+  options.model_dir = model_dir;
+  options.device = absl::GetFlag(FLAGS_device);
+  options.dtype = absl::GetFlag(FLAGS_dtype);
+  options.max_slots = rows + 1;
+  options.max_context = std::max(absl::GetFlag(FLAGS_prompt_tokens) + 200, length + 1);
+  options.one_forward_mixed_steps = absl::GetFlag(FLAGS_one_forward_mixed_steps);
+  absl::StatusOr<LoadedModel> loaded = LoadModel(options);
+  if (!loaded.ok()) return loaded.status();
+  ModelRunner& runner = *loaded->runner;
+  const std::vector<GenerationRequest> prompts =
+      RandomRequests(rows + 1, absl::GetFlag(FLAGS_prompt_tokens), 1, 7);
+  const std::vector<GenerationRequest> arriving = RandomRequests(1, length, 1, 8);
+  StepPlan prefill, decode;
+  for (int r = 0; r < rows; ++r) {
+    PrefillItem item;
+    item.slot = r;
+    item.tokens = prompts[r].prompt_token_ids;
+    prefill.prefills.push_back(item);
+    DecodeItem row;
+    row.slot = r;
+    decode.decodes.push_back(row);
+  }
+  StepPlan mixed = decode;
+  PrefillItem item;
+  item.slot = rows;
+  item.tokens = arriving[0].prompt_token_ids;
+  mixed.prefills.push_back(item);
+  if (absl::StatusOr<StepOutput> out = runner.Step(prefill); !out.ok()) return out.status();
+  for (int i = 0; i < 100; ++i) {
+    if (absl::StatusOr<StepOutput> out = runner.Step(decode); !out.ok()) return out.status();
+  }
+  std::vector<double> decode_us, mixed_us;
+  for (int i = 0; i < 20; ++i) {
+    for (const StepPlan* second : {&decode, &mixed}) {
+      if (absl::Status s = runner.Launch(decode); !s.ok()) return s;
+      if (absl::Status s = runner.Launch(*second); !s.ok()) return s;
+      absl::StatusOr<StepOutput> first = runner.Collect();
+      absl::StatusOr<StepOutput> out = runner.Collect();
+      if (!first.ok()) return first.status();
+      if (!out.ok()) return out.status();
+      (second == &decode ? decode_us : mixed_us).push_back(1e6 * out->timings.gpu_busy_seconds);
+    }
+  }
+  return MixedResult{Percentile(decode_us, 0.5), Percentile(mixed_us, 0.5)};
+}
+
+int MixedMain(const std::string& model_dir, const std::string& model_name,
+              std::FILE* json_out) {
+  const bool one_forward = absl::GetFlag(FLAGS_one_forward_mixed_steps);
+  std::printf("%-10s %-11s %5s %6s %10s %10s %10s %7s\n", "model", "mixed", "N", "L",
+              "decode us", "mixed us", "extra us", "ratio");
+  for (const std::string& spec : absl::GetFlag(FLAGS_mixed)) {
+    std::vector<std::string> parts = absl::StrSplit(spec, 'x');
+    int rows = 0, length = 0;
+    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &rows) ||
+        !absl::SimpleAtoi(parts[1], &length) || rows < 1 || length < 1) {
+      LogError("--mixed entries are NxL, e.g. 64x256; got ", spec);
+      return 2;
+    }
+    const char* kind = one_forward ? "one_forward" : "separate";
+    absl::StatusOr<MixedResult> r = RunMixed(model_dir, rows, length);
+    if (!r.ok()) {
+      std::printf("%-10s %-11s %5d %6d failed: %s\n", model_name.c_str(), kind, rows, length,
+                  std::string(r.status().message()).c_str());
+      continue;
+    }
+    std::printf("%-10s %-11s %5d %6d %10.1f %10.1f %10.1f %7.2f\n", model_name.c_str(), kind,
+                rows, length, r->decode_us, r->mixed_us, r->mixed_us - r->decode_us,
+                r->mixed_us / r->decode_us);
+    std::fflush(stdout);
+    if (json_out != nullptr) {
+      nlohmann::json j = {{"model", model_name}, {"kind", "mixed"}, {"mixed_steps", kind},
+                          {"decode_rows", rows}, {"prompt_tokens", length},
+                          {"decode_step_us", r->decode_us}, {"mixed_step_us", r->mixed_us},
+                          {"dtype", AbslUnparseFlag(absl::GetFlag(FLAGS_dtype))}};
+      std::fprintf(json_out, "%s\n", j.dump().c_str());
+      std::fflush(json_out);
+    }
+  }
+  return 0;
+}
+
 int Main() {
   std::string model_dir = absl::GetFlag(FLAGS_model);
   std::string model_name = model_dir;
@@ -369,6 +468,11 @@ int Main() {
   std::FILE* json_out = nullptr;
   if (const std::string out = absl::GetFlag(FLAGS_out); !out.empty()) {
     json_out = std::fopen(out.c_str(), "a");
+  }
+  if (!absl::GetFlag(FLAGS_mixed).empty()) {
+    const int status = MixedMain(model_dir, model_name, json_out);
+    if (json_out != nullptr) std::fclose(json_out);
+    return status;
   }
   if (!absl::GetFlag(FLAGS_prefill).empty()) {
     const int status = PrefillMain(model_dir, model_name, json_out);

@@ -20,6 +20,8 @@
 #   profile    Nsight Compute kernel times of one steady GPT-2 small decode step, N = 1 and 64
 #   loadgen    tandem-loadgen through gRPC against tandem-server (GPT-2 small bf16, 64 slots):
 #              64 x (128 prompt, 256 output) at once, 1 x 128, and Poisson arrivals
+#   mixed      tandem-bench --mixed: what prefilling one prompt adds to a step decoding
+#              8 or 64 rows, mixed steps in one forward and separate
 #   prefill    tandem-bench --prefill: bursts of K prompts x L tokens submitted together
 #              (TTFT, the packed forward's GPU time, tokens/s, TFLOP/s), and decode-bench
 #              TTFT with 128-token prompts at N = 1, 16, 64
@@ -173,6 +175,13 @@ for step in "$@"; do
       $bin/tandem-bench --prompt_tokens=128 --new_tokens=16 --batch=1,16,64 \
           --modes=double_buffered_graphs --out="$OUT/prefill.jsonl" > "$OUT/prefill-ttft.txt" 2>&1
       table "$OUT/prefill-ttft.txt" ;;
+    mixed)
+      # What prefilling a prompt adds to a decode step, one forward vs separate.
+      for fused in true false; do
+        $bin/tandem-bench --mixed=8x16,8x256,8x1000,64x16,64x64,64x256,64x1000 \
+            --one_forward_mixed_steps=$fused --out="$OUT/mixed.jsonl"
+      done > "$OUT/mixed.txt" 2>&1
+      grep -v "^[IW]2" "$OUT/mixed.txt" ;;
     stall)
       STALL_DELAY=0.15 STREAM_TOKENS=1000 LONG_PROMPT=1000 \
           bash scripts/bench/long_prompt_stall.sh build-gpu "$OUT/stall" | tee "$OUT/stall.txt"

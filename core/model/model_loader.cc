@@ -72,6 +72,7 @@ absl::StatusOr<std::unique_ptr<ModelRunner>> MakeRunner(
   description.runner = options.cuda_graphs ? "cuda, CUDA graphs" : "cuda, eager";
   CudaRunnerOptions cuda_options;
   cuda_options.cuda_graphs = options.cuda_graphs;
+  cuda_options.one_forward_mixed_steps = options.one_forward_mixed_steps;
   cuda_options.max_prefill_tokens = options.max_prefill_tokens;
   try {
     return std::make_unique<CudaRunner>(std::move(description), std::move(model),

@@ -36,6 +36,9 @@ struct ModelOptions {
   DType dtype = DType::kAuto;  // auto: float32 on the CPU, bfloat16 on a GPU
   DeviceSpec device;           // auto: cuda when present
   bool cuda_graphs = true;     // CUDA: capture decode steps per batch bucket
+  // CUDA: a step with prompt chunks and decode rows runs as one forward
+  // where the model can (false: its prefill, then its decode; benchmarks).
+  bool one_forward_mixed_steps = true;
   // CUDA: prefill packs are padded to bucketed token counts, each run once
   // at start-up up to this size (the engine's largest pack), so no request
   // meets a new shape.

@@ -54,6 +54,7 @@ CudaPrefiller::CudaPrefiller(const CausalLm* model, KvCache* cache, SlotState* s
       buckets_(Buckets(std::min(std::max<int64_t>(max_prefill_tokens, 1),
                                 num_slots * cache->max_context()))) {
   const int64_t P = buckets_.back(), S = num_slots_;
+  zeros_.assign(static_cast<size_t>(P), 0);
   rows_offset_ = 3 * P + S + 4 * MaxPrefillTiles(P, S);
   longs_ = at::zeros({rows_offset_ + 5 * S}, at::TensorOptions().dtype(at::kLong).device(device));
   floats_ = at::zeros({3 * S}, at::TensorOptions().dtype(at::kFloat).device(device));
@@ -183,22 +184,25 @@ void CudaPrefiller::CaptureGraphs(decltype(at::cuda::graph_pool_handle()) pool) 
   stream.synchronize();
 }
 
+std::vector<PrefillItem> CudaPrefiller::ScratchItems(int64_t tokens) const {
+  const int64_t context = cache_->max_context();
+  const int64_t segments = std::min((tokens + context - 1) / context, num_slots_);
+  std::vector<PrefillItem> items(static_cast<size_t>(segments));
+  int64_t offset = 0;
+  for (int64_t i = 0; i < segments; ++i) {
+    const int64_t length = tokens / segments + (i < tokens % segments ? 1 : 0);
+    items[i].slot = static_cast<int32_t>(scratch_slot_);
+    items[i].tokens = absl::MakeConstSpan(zeros_).subspan(offset, length);
+    offset += length;
+  }
+  return items;
+}
+
 double CudaPrefiller::WarmUp() {
   const absl::Time start = absl::Now();
-  const int64_t context = cache_->max_context();
-  const std::vector<int32_t> zeros(static_cast<size_t>(buckets_.back()), 0);
   auto run = [&](int64_t tokens, bool greedy) {
-    // Chunks of the scratch slot, each within the context.
-    const int64_t segments = std::min((tokens + context - 1) / context, num_slots_);
-    std::vector<PrefillItem> items(static_cast<size_t>(segments));
-    int64_t offset = 0;
-    for (int64_t i = 0; i < segments; ++i) {
-      const int64_t length = tokens / segments + (i < tokens % segments ? 1 : 0);
-      items[i].slot = static_cast<int32_t>(scratch_slot_);
-      items[i].tokens = absl::MakeConstSpan(zeros).subspan(offset, length);
-      items[i].sampling.params.temperature = greedy ? 0.0f : 1.0f;
-      offset += length;
-    }
+    std::vector<PrefillItem> items = ScratchItems(tokens);
+    for (PrefillItem& item : items) item.sampling.params.temperature = greedy ? 0.0f : 1.0f;
     Run(items, /*parity=*/0);
     c10::cuda::device_synchronize();  // staging 0 is reused by the next run
   };
@@ -214,7 +218,7 @@ double CudaPrefiller::WarmUp() {
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device_.index()).stream();
   std::vector<PrefillItem> one(1);
   one[0].slot = static_cast<int32_t>(scratch_slot_);
-  one[0].tokens = absl::MakeConstSpan(zeros).subspan(0, 1);
+  one[0].tokens = absl::MakeConstSpan(zeros_).subspan(0, 1);
   // TANDEM_PROFILE_PREFILL: a profiler started with `--profile-from-start
   // off` records the fourth run alone.
   const bool profile = std::getenv("TANDEM_PROFILE_PREFILL") != nullptr;

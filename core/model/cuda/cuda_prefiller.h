@@ -61,6 +61,10 @@ class CudaPrefiller {
   void Stage(const std::vector<PrefillItem>& items, int64_t bucket, int parity);
   PrefillPack Pack(const std::vector<PrefillItem>& items, int64_t bucket) const;
   SampledTensors Finish(const CausalLm::SlotDecode& rows, bool greedy);
+  // Greedy chunks of `tokens` zeros (at most the largest bucket) into the
+  // scratch slot, each within the context: real work for warm-ups and
+  // measurements, touching no sequence.
+  std::vector<PrefillItem> ScratchItems(int64_t tokens) const;
 
   // Token counts packs are padded to (16, 32, 64, 128, then steps of a
   // quarter of the power of two below, at least 64, up to max_prefill_tokens
@@ -93,6 +97,7 @@ class CudaPrefiller {
   at::Tensor longs_, floats_;
   std::array<at::Tensor, 2> staged_longs_, staged_floats_;  // pinned, per parity
   int64_t rows_offset_ = 0;  // where the per-row part of longs_ starts
+  std::vector<int32_t> zeros_;  // ScratchItems' tokens
   std::map<std::pair<int64_t, bool>, std::unique_ptr<Graph>> graphs_;
 };
 

@@ -48,6 +48,8 @@ CudaRunner::CudaRunner(ModelDescription description, std::unique_ptr<CausalLm> m
       device_(device),
       options_(options),
       scratch_slot_(description_.num_slots),
+      one_forward_(options_.one_forward_mixed_steps && model_->FusesMixedSteps() &&
+                   model_->GraphablePrefill()),
       streams_{c10::cuda::getStreamFromPool(false, device.index()),
                c10::cuda::getStreamFromPool(false, device.index())} {
   profiled_decode_step_ = ProfiledDecodeStep();
@@ -83,7 +85,7 @@ CudaRunner::CudaRunner(ModelDescription description, std::unique_ptr<CausalLm> m
   description_.prefill_fixed_seconds = prefiller_->WarmUp();
   // While sequences decode, a prefill rides in their step where the model
   // fuses mixed steps: then what that costs is the scheduler's fixed cost.
-  if (model_->FusesMixedSteps()) {
+  if (one_forward_) {
     description_.prefill_fixed_seconds = MixedFixedSeconds(description_.prefill_fixed_seconds);
   }
 }
@@ -95,7 +97,8 @@ double CudaRunner::MixedFixedSeconds(double otherwise) {
   std::array<cudaEvent_t, 3> marks{};
   for (cudaEvent_t& e : marks) CheckCuda(cudaEventCreate(&e), "cudaEventCreate");
   // The median over 7 runs of a mixed graph's time over the decode graph's,
-  // for each token bucket up to 1024 (the log shows what a pack's size costs).
+  // for a prompt of each token bucket up to 1024 (the log shows what a
+  // pack's size costs).
   std::vector<double> decode_seconds;
   std::string costs;
   double smallest = -1;
@@ -104,7 +107,8 @@ double CudaRunner::MixedFixedSeconds(double otherwise) {
     if (bucket > 1024 || mixed == mixed_graphs_.end()) break;
     std::vector<double> seconds;
     for (int i = 0; i < 7; ++i) {
-      prefiller_->Stage({}, bucket, 0);  // padding only: the scratch slot
+      // A prompt of `bucket` tokens into the scratch slot (its attention too).
+      prefiller_->Stage(prefiller_->ScratchItems(bucket), bucket, 0);
       CheckCuda(cudaEventRecord(marks[0], stream), "cudaEventRecord");
       decode->second->graph.replay();
       CheckCuda(cudaEventRecord(marks[1], stream), "cudaEventRecord");
@@ -196,7 +200,7 @@ void CudaRunner::CaptureGraphs() {
   c10::cuda::CUDAStream capture_stream = c10::cuda::getStreamFromPool(false, device_.index());
   c10::cuda::CUDAStreamGuard guard(capture_stream);
   prefiller_->CaptureGraphs(pool);
-  if (model_->FusesMixedSteps() && model_->GraphablePrefill()) {
+  if (one_forward_) {
     const std::vector<int64_t>& prefill_buckets = prefiller_->buckets();
     for (auto it = prefill_buckets.rbegin(); it != prefill_buckets.rend(); ++it) {
       for (bool greedy : {true, false}) {
@@ -288,7 +292,7 @@ absl::Status CudaRunner::Launch(const StepPlan& plan) {
     CheckCuda(cudaEventRecord(events.start, stream.stream()), "cudaEventRecord");
     const auto row = static_cast<int64_t>(plan.prefills.size());
     const auto rows = static_cast<int64_t>(plan.decodes.size());
-    const bool one_forward = row > 0 && rows > 0 && model_->FusesMixedSteps();
+    const bool one_forward = row > 0 && rows > 0 && one_forward_;
     if (row > 0 && !one_forward) {
       const SampledTensors prefilled = prefiller_->Run(plan.prefills, parity);
       CopyRows({prefilled.tokens, prefilled.logprobs}, row, 0, parity);

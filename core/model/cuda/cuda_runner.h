@@ -30,6 +30,8 @@ struct CudaRunnerOptions {
   // Prefill packs are padded to token buckets up to this size, each run
   // once at start-up (see prefill_buckets()).
   int32_t max_prefill_tokens = 8192;
+  // Mixed steps in one forward where the model fuses them.
+  bool one_forward_mixed_steps = true;
 };
 
 // Owns the model, the KV slots (num_slots + 1: the last is a scratch slot
@@ -137,6 +139,7 @@ class CudaRunner : public ModelRunner {
   at::Device device_;
   const CudaRunnerOptions options_;
   const int64_t scratch_slot_;
+  const bool one_forward_;  // mixed steps in one forward (options and model allow)
   std::vector<int64_t> buckets_;
 
   SlotState state_;  // device state per slot (see the class comment)
@@ -158,8 +161,8 @@ class CudaRunner : public ModelRunner {
   // The device time of a decode-only step of the largest bucket: measured at
   // start-up, then a moving average of such steps.
   double full_decode_seconds_ = 0;
-  // What adding a pack of each token bucket (up to 1024) to a decode step
-  // of the largest bucket costs, measured at start-up. A mixed step in one
+  // What adding a prompt of each token bucket (up to 1024) to a decode
+  // step of the largest bucket costs, measured at start-up. A mixed step in one
   // forward reports that much of its time as prefilling (the busy time of
   // a step also holds the host's latency when the host is the bottleneck,
   // which is no cost of the pack's tokens), the rest as decoding; larger
