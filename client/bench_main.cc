@@ -317,15 +317,20 @@ absl::StatusOr<PrefillResult> RunPrefill(const std::string& model_dir, int promp
   return result;
 }
 
+// "AxB" with positive integers A and B.
+bool ParseCountByLength(const std::string& spec, int* count, int* length) {
+  std::vector<std::string> parts = absl::StrSplit(spec, 'x');
+  return parts.size() == 2 && absl::SimpleAtoi(parts[0], count) &&
+         absl::SimpleAtoi(parts[1], length) && *count >= 1 && *length >= 1;
+}
+
 int PrefillMain(const std::string& model_dir, const std::string& model_name,
                 std::FILE* json_out) {
   std::printf("%-10s %5s %6s %9s %9s %12s %9s %12s %8s %6s\n", "model", "K", "L",
               "TTFT p50", "TTFT p99", "1st TTFT p99", "GPU ms", "tokens/s", "TFLOP/s", "steps");
   for (const std::string& spec : absl::GetFlag(FLAGS_prefill)) {
-    std::vector<std::string> parts = absl::StrSplit(spec, 'x');
     int prompts = 0, length = 0;
-    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &prompts) ||
-        !absl::SimpleAtoi(parts[1], &length) || prompts < 1 || length < 1) {
+    if (!ParseCountByLength(spec, &prompts, &length)) {
       LogError("--prefill entries are KxL, e.g. 64x128; got ", spec);
       return 2;
     }
@@ -417,10 +422,8 @@ int MixedMain(const std::string& model_dir, const std::string& model_name,
   std::printf("%-10s %-11s %5s %6s %10s %10s %10s %7s\n", "model", "mixed", "N", "L",
               "decode us", "mixed us", "extra us", "ratio");
   for (const std::string& spec : absl::GetFlag(FLAGS_mixed)) {
-    std::vector<std::string> parts = absl::StrSplit(spec, 'x');
     int rows = 0, length = 0;
-    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &rows) ||
-        !absl::SimpleAtoi(parts[1], &length) || rows < 1 || length < 1) {
+    if (!ParseCountByLength(spec, &rows, &length)) {
       LogError("--mixed entries are NxL, e.g. 64x256; got ", spec);
       return 2;
     }
