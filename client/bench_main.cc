@@ -380,7 +380,7 @@ absl::StatusOr<MixedResult> RunMixed(const std::string& model_dir, int rows, int
   if (!loaded.ok()) return loaded.status();
   ModelRunner& runner = *loaded->runner;
   const std::vector<GenerationRequest> prompts =
-      RandomRequests(rows + 1, absl::GetFlag(FLAGS_prompt_tokens), 1, 7);
+      RandomRequests(rows, absl::GetFlag(FLAGS_prompt_tokens), 1, 7);
   const std::vector<GenerationRequest> arriving = RandomRequests(1, length, 1, 8);
   StepPlan prefill, decode;
   for (int r = 0; r < rows; ++r) {
