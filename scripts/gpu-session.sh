@@ -26,6 +26,8 @@
 #              (TTFT, the packed forward's GPU time, tokens/s, TFLOP/s), and decode-bench
 #              TTFT with 128-token prompts at N = 1, 16, 64
 #   prevprefill  the decode-bench TTFT rows of `prefill` on the previous build (.prev/)
+#   itl        scripts/bench/poisson_itl.sh: Poisson ITL with every token's time, at
+#              --prefill_stall_ratio ITL_RATIOS (default "0.5")
 #   stall      scripts/bench/long_prompt_stall.sh on GPT-2 small: a 1000-token prompt
 #              arriving while 7 streams decode (their longest gap vs their median)
 #   openai     tandem-loadgen through gRPC, /v1/chat/completions and /v1/completions:
@@ -52,7 +54,9 @@ table() { grep -v "^[IWE]20" "$1" | grep -E "^(model|gpt2|llama|qwen)"; }
 # Starts tandem-server (GPU defaults; gRPC 50161, HTTP 9661) logging to $1,
 # its pid in $server, and waits until it answers.
 start_server() {
-  $bin/tandem-server --listen=127.0.0.1:50161 --metrics_listen=127.0.0.1:9661 > "$1" 2>&1 &
+  # shellcheck disable=SC2086  # SERVER_FLAGS: extra tandem-server flags, split on spaces
+  $bin/tandem-server --listen=127.0.0.1:50161 --metrics_listen=127.0.0.1:9661 ${SERVER_FLAGS:-} \
+      > "$1" 2>&1 &
   server=$!
   for _ in $(seq 1 240); do
     $bin/tandem-cli info --server=127.0.0.1:50161 --timeout=1s >/dev/null 2>&1 && break
@@ -188,6 +192,9 @@ for step in "$@"; do
       STALL_DELAY=0.15 STREAM_TOKENS=1000 LONG_PROMPT=1000 STALL_PORT=50172 \
           bash scripts/bench/long_prompt_stall.sh build-gpu "$OUT/stall-prev" \
           --prefill_tokens_while_decoding=100000 | sed 's/^/unchunked: /' | tee -a "$OUT/stall.txt" ;;
+    itl)
+      # shellcheck disable=SC2086  # ITL_RATIOS: space-separated
+      bash scripts/bench/poisson_itl.sh build-gpu ${ITL_RATIOS:-0.5} | tee "$OUT/itl.txt" ;;
     prevprefill)
       build_prev || continue
       build-prev/bin/tandem-bench --prompt_tokens=128 --new_tokens=16 --batch=1,16,64 \

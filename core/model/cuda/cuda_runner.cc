@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <iterator>
 #include <string>
 
 #include <cuda_profiler_api.h>
@@ -90,48 +91,69 @@ CudaRunner::CudaRunner(ModelDescription description, std::unique_ptr<CausalLm> m
   }
 }
 
+double CudaRunner::MixedExtraSeconds(const std::vector<PrefillItem>& items, int64_t bucket,
+                                     at::cuda::CUDAGraph& decode,
+                                     std::vector<double>* decode_seconds) {
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device_.index()).stream();
+  at::cuda::CUDAGraph& mixed = mixed_graphs_.at({bucket, true})->graph;
+  std::array<cudaEvent_t, 3> marks{};
+  for (cudaEvent_t& e : marks) CheckCuda(cudaEventCreate(&e), "cudaEventCreate");
+  std::vector<double> seconds;
+  for (int i = 0; i < 7; ++i) {
+    prefiller_->Stage(items, bucket, 0);
+    CheckCuda(cudaEventRecord(marks[0], stream), "cudaEventRecord");
+    decode.replay();
+    CheckCuda(cudaEventRecord(marks[1], stream), "cudaEventRecord");
+    mixed.replay();
+    CheckCuda(cudaEventRecord(marks[2], stream), "cudaEventRecord");
+    CheckCuda(cudaEventSynchronize(marks[2]), "cudaEventSynchronize");  // staging 0 is free
+    decode_seconds->push_back(ElapsedSeconds(marks[0], marks[1]));
+    seconds.push_back(ElapsedSeconds(marks[1], marks[2]) - decode_seconds->back());
+  }
+  for (cudaEvent_t e : marks) cudaEventDestroy(e);
+  std::sort(seconds.begin(), seconds.end());
+  return std::max(0.0, seconds[3]);
+}
+
 double CudaRunner::MixedFixedSeconds(double otherwise) {
   const auto decode = graphs_.find({buckets_.back(), true});
   if (decode == graphs_.end()) return otherwise;
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device_.index()).stream();
-  std::array<cudaEvent_t, 3> marks{};
-  for (cudaEvent_t& e : marks) CheckCuda(cudaEventCreate(&e), "cudaEventCreate");
-  // The median over 7 runs of a mixed graph's time over the decode graph's,
-  // for a prompt of each token bucket up to 1024 (the log shows what a
-  // pack's size costs).
+  // A prompt of each token bucket up to 1024 into the scratch slot (its
+  // attention too; the log shows what a pack's size costs).
   std::vector<double> decode_seconds;
   std::string costs;
   double smallest = -1;
   for (int64_t bucket : prefiller_->buckets()) {
-    const auto mixed = mixed_graphs_.find({bucket, true});
-    if (bucket > 1024 || mixed == mixed_graphs_.end()) break;
-    std::vector<double> seconds;
-    for (int i = 0; i < 7; ++i) {
-      // A prompt of `bucket` tokens into the scratch slot (its attention too).
-      prefiller_->Stage(prefiller_->ScratchItems(bucket), bucket, 0);
-      CheckCuda(cudaEventRecord(marks[0], stream), "cudaEventRecord");
-      decode->second->graph.replay();
-      CheckCuda(cudaEventRecord(marks[1], stream), "cudaEventRecord");
-      mixed->second->graph.replay();
-      CheckCuda(cudaEventRecord(marks[2], stream), "cudaEventRecord");
-      CheckCuda(cudaEventSynchronize(marks[2]), "cudaEventSynchronize");  // staging 0 is free
-      decode_seconds.push_back(ElapsedSeconds(marks[0], marks[1]));
-      seconds.push_back(ElapsedSeconds(marks[1], marks[2]) - decode_seconds.back());
-    }
-    std::sort(seconds.begin(), seconds.end());
-    if (smallest < 0) smallest = seconds[3];
-    mixed_extra_seconds_[bucket] = std::max(0.0, seconds[3]);
+    if (bucket > 1024 || !mixed_graphs_.count({bucket, true})) break;
+    const double seconds = MixedExtraSeconds(prefiller_->ScratchItems(bucket), bucket,
+                                             decode->second->graph, &decode_seconds);
+    if (smallest < 0) smallest = seconds;
+    mixed_extra_seconds_[bucket] = seconds;
     absl::StrAppend(&costs, costs.empty() ? "" : ", ", bucket, ": ",
-                    absl::StrFormat("%.3f", 1e3 * seconds[3]));
+                    absl::StrFormat("%.3f", 1e3 * seconds));
   }
-  for (cudaEvent_t e : marks) cudaEventDestroy(e);
   if (smallest < 0) return otherwise;
+  // The same prompt as a chunk ending at the last position of the context:
+  // what its attention to the positions before it adds, per pair.
+  const int64_t context = cache_->max_context();
+  const auto largest = mixed_extra_seconds_.upper_bound(context / 4);
+  if (largest != mixed_extra_seconds_.begin()) {
+    const int64_t bucket = std::prev(largest)->first;
+    std::vector<PrefillItem> late = prefiller_->ScratchItems(bucket);
+    late[0].start = static_cast<int32_t>(context - bucket);
+    const double seconds =
+        MixedExtraSeconds(late, bucket, decode->second->graph, &decode_seconds);
+    seconds_per_context_pair_ =
+        std::max(0.0, seconds - mixed_extra_seconds_[bucket]) / (bucket * late[0].start);
+    absl::StrAppend(&costs, "; ", bucket, " at position ", late[0].start, ": ",
+                    absl::StrFormat("%.3f", 1e3 * seconds));
+  }
   std::sort(decode_seconds.begin(), decode_seconds.end());
   full_decode_seconds_ = decode_seconds[decode_seconds.size() / 2];
   LogInfo("mixed steps: a decode step of ", buckets_.back(), " rows takes ",
           absl::StrFormat("%.3f", 1e3 * full_decode_seconds_),
           " ms; adding a pack of N prompt tokens costs (N: ms) ", costs);
-  return std::max(0.0, smallest);
+  return smallest;
 }
 
 CudaRunner::~CudaRunner() {
@@ -300,10 +322,15 @@ absl::Status CudaRunner::Launch(const StepPlan& plan) {
     CheckCuda(cudaEventRecord(events.mid, stream.stream()), "cudaEventRecord");
     const bool profiled = rows > 0 && decode_steps_++ == profiled_decode_step_;
     if (profiled) CheckCuda(cudaProfilerStart(), "cudaProfilerStart");
+    int64_t prefill_bucket = 0;
+    double context_pairs = 0;
     if (one_forward) {
       bool greedy = SetDecodeSlots(plan, buckets_.back(), parity);
       bool prefill_greedy = true;
-      const int64_t prefill_bucket = prefiller_->BucketFor(plan.prefills, &prefill_greedy);
+      prefill_bucket = prefiller_->BucketFor(plan.prefills, &prefill_greedy);
+      for (const PrefillItem& item : plan.prefills) {
+        context_pairs += static_cast<double>(item.tokens.size()) * item.start;
+      }
       greedy &= prefill_greedy;
       prefiller_->Stage(plan.prefills, prefill_bucket, parity);
       auto graph = mixed_graphs_.find({prefill_bucket, greedy});
@@ -330,10 +357,9 @@ absl::Status CudaRunner::Launch(const StepPlan& plan) {
     if (profiled) CheckCuda(cudaProfilerStop(), "cudaProfilerStop");
     CheckCuda(cudaEventRecord(events.end, stream.stream()), "cudaEventRecord");
     const bool full_bucket = row == 0 && rows > 0 && BucketFor(rows) == buckets_.back();
-    bool unused = true;
     in_flight_.push_back({index, static_cast<int>(plan.prefills.size()),
                           static_cast<int>(rows), plan.follows_idle, one_forward, full_bucket,
-                          one_forward ? prefiller_->BucketFor(plan.prefills, &unused) : 0});
+                          prefill_bucket, context_pairs});
     return absl::OkStatus();
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("launching a CUDA step failed: ", e.what()));
@@ -356,7 +382,8 @@ absl::StatusOr<StepOutput> CudaRunner::Collect() {
       const auto measured = mixed_extra_seconds_.find(step.prefill_bucket);
       output.timings.prefill_seconds =
           measured != mixed_extra_seconds_.end()
-              ? std::min(measured->second, 0.9 * busy)
+              ? std::min(measured->second + seconds_per_context_pair_ * step.context_pairs,
+                         0.9 * busy)
               : busy - std::min(full_decode_seconds_, 0.9 * busy);
       output.timings.decode_seconds = busy - output.timings.prefill_seconds;
     } else {

@@ -107,6 +107,7 @@ class CudaRunner : public ModelRunner {
     bool one_forward = false;  // a mixed step in one forward
     bool full_bucket = false;  // a decode-only step of the largest bucket
     int64_t prefill_bucket = 0;  // a one-forward step's token bucket
+    double context_pairs = 0;    // its pack's sum of tokens x start position
   };
 
   // The decode step for slots_[0, bucket): gathers, runs, samples, scatters.
@@ -128,8 +129,14 @@ class CudaRunner : public ModelRunner {
   // What adding the smallest pack to a decode step of num_slots rows costs
   // on the device (the mixed graph's time minus the decode graph's, the
   // median of 7 runs on the scratch slot; the decode graph's time goes to
-  // full_decode_seconds_); `otherwise` without both graphs.
+  // full_decode_seconds_); `otherwise` without both graphs. Fills
+  // mixed_extra_seconds_ and seconds_per_context_pair_.
   double MixedFixedSeconds(double otherwise);
+  // The median device time of 7 runs of the mixed graph for `bucket` with
+  // `items` staged, minus that of the decode graph `decode` (into
+  // decode_seconds).
+  double MixedExtraSeconds(const std::vector<PrefillItem>& items, int64_t bucket,
+                           at::cuda::CUDAGraph& decode, std::vector<double>* decode_seconds);
   int64_t BucketFor(int64_t rows) const;
   void CopyRows(const RowOutputs& rows, int64_t count, int64_t offset, int parity);
 
@@ -168,6 +175,11 @@ class CudaRunner : public ModelRunner {
   // which is no cost of the pack's tokens), the rest as decoding; larger
   // buckets: full_decode_seconds_ as decoding, the rest as prefilling.
   std::map<int64_t, double> mixed_extra_seconds_;
+  // What each (query token, earlier key) pair of a chunk that starts past
+  // position 0 adds to mixed_extra_seconds_ (whose prompts start at 0):
+  // a late chunk of a long prompt attends to all the tokens before it.
+  // Measured at start-up; 0 if unknown.
+  double seconds_per_context_pair_ = 0;
   int64_t profiled_decode_step_ = -1;  // see TANDEM_PROFILE_DECODE_STEP
 };
 

@@ -1,5 +1,6 @@
-// The packed-prefill attention kernel (see prefill_attention_kernel.h): a SIMT
-// flash-attention over KV slots. One block per (query tile, head); the tile's
+// The packed-prefill attention kernel (see prefill_attention_kernel.h) for
+// fp32: a SIMT flash-attention over KV slots (fp16 and bf16 take the
+// tensor-core kernel of prefill_attention_mma_kernel.cu). One block per (query tile, head); the tile's
 // queries share each block of keys and values staged in shared memory, with
 // an online softmax, so a long prompt reads its K/V once per tile.
 #include <cfloat>
@@ -146,11 +147,12 @@ cudaError_t LaunchPrefillAttention(KernelDType dtype, const void* q, int64_t q_r
                                    int kv_heads, int head_dim, int max_context, float scale,
                                    cudaStream_t stream) {
   if (num_tiles <= 0 || kv_heads <= 0 || heads % kv_heads != 0) return cudaErrorInvalidValue;
-  return kernel::WithElementType(dtype, [&](auto type) {
-    return Launch<typename decltype(type)::type>(q, q_row_stride, k_cache, v_cache, tiles,
-                                                 num_tiles, out, heads, kv_heads, head_dim,
-                                                 max_context, scale, stream);
-  });
+  if (dtype != KernelDType::kFloat32) {
+    return LaunchPrefillAttentionMma(dtype, q, q_row_stride, k_cache, v_cache, tiles, num_tiles,
+                                     out, heads, kv_heads, head_dim, max_context, scale, stream);
+  }
+  return Launch<float>(q, q_row_stride, k_cache, v_cache, tiles, num_tiles, out, heads, kv_heads,
+                       head_dim, max_context, scale, stream);
 }
 
 }  // namespace tandem

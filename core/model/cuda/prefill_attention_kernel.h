@@ -21,11 +21,20 @@ inline constexpr int kPrefillAttentionTile = 16;
 // kv_heads). The tokens' own K/V must already be in the cache. k_cache,
 // v_cache [S, kv_heads, L, head_dim]; out [rows, heads, head_dim]
 // contiguous. Plain launch on `stream`; no allocation, no synchronization.
+// fp16 and bf16 run on tensor cores (LaunchPrefillAttentionMma), fp32 on
+// CUDA cores.
 cudaError_t LaunchPrefillAttention(KernelDType dtype, const void* q, int64_t q_row_stride,
                                    const void* k_cache, const void* v_cache,
                                    const int64_t* tiles, int num_tiles, void* out, int heads,
                                    int kv_heads, int head_dim, int max_context, float scale,
                                    cudaStream_t stream);
+
+// The same on tensor cores (fp16 and bf16 only; fp32 accumulation).
+cudaError_t LaunchPrefillAttentionMma(KernelDType dtype, const void* q, int64_t q_row_stride,
+                                      const void* k_cache, const void* v_cache,
+                                      const int64_t* tiles, int num_tiles, void* out, int heads,
+                                      int kv_heads, int head_dim, int max_context, float scale,
+                                      cudaStream_t stream);
 
 // Head sizes the kernel is compiled for.
 inline bool PrefillAttentionHeadDim(int head_dim) { return head_dim == 64 || head_dim == 128; }

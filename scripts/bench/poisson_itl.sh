@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Inter-token latency under Poisson arrivals at several prefill stall ratios,
+# with every token's arrival time (what makes ITL p99 / p50).
+#
+#   OUT=DIR scripts/bench/poisson_itl.sh BUILD_DIR RATIO...
+#
+# For each RATIO: starts tandem-server --prefill_stall_ratio=RATIO (GPU
+# defaults), warms it up, measures saturation (64 in flight, 256 prompt,
+# 256 output), then 600 Poisson arrivals at 80 % of it and 64 streams at
+# once (128 prompt, 256 output), both with --token_times. Writes
+# OUT/probe-{sat,poisson,64}-RATIO.jsonl (+ .txt), the server's /metrics
+# (OUT/probe-metrics-RATIO.txt) and log; prints the ITL rows and a
+# histogram of the Poisson run's gaps in 0.1 ms bins.
+set -uo pipefail
+bin=$1/bin
+shift
+port=50300
+for r in "$@"; do
+  port=$((port + 1)); http=$((port + 1000))  # a fresh pair per server
+  $bin/tandem-server --listen=127.0.0.1:$port --metrics_listen=127.0.0.1:$http \
+      --prefill_stall_ratio="$r" > "$OUT/probe-server-$r.log" 2>&1 &
+  s=$!
+  for _ in $(seq 1 240); do
+    $bin/tandem-cli info --server=127.0.0.1:$port --timeout=1s >/dev/null 2>&1 && break
+    sleep 0.5
+  done
+  lg="$bin/tandem-loadgen --server=127.0.0.1:$port --progress_seconds=0"
+  $lg --num_requests=64 --concurrency=64 --prompt_tokens=128 --output_tokens=64 > /dev/null 2>&1
+  $lg --num_requests=256 --concurrency=64 --prompt_tokens=256 --output_tokens=256 \
+      --out="$OUT/probe-sat-$r.jsonl" > "$OUT/probe-sat-$r.txt" 2>&1
+  rate=$(python3 -c "import json,sys; s=[json.loads(l) for l in open(sys.argv[1])][-1]; print(round(0.8*s['requests_per_s'],1))" "$OUT/probe-sat-$r.jsonl")
+  $lg --num_requests=600 --request_rate="$rate" --prompt_tokens=256 --output_tokens=256 \
+      --token_times --out="$OUT/probe-poisson-$r.jsonl" > "$OUT/probe-poisson-$r.txt" 2>&1
+  $lg --num_requests=64 --concurrency=64 --prompt_tokens=128 --output_tokens=256 \
+      --token_times --out="$OUT/probe-64-$r.jsonl" > "$OUT/probe-64-$r.txt" 2>&1
+  python3 -c "import urllib.request as u; print(u.urlopen('http://127.0.0.1:$http/metrics').read().decode())" \
+      > "$OUT/probe-metrics-$r.txt" || true
+  kill $s; wait $s
+  echo "## stall ratio $r: Poisson at $rate req/s, then 64 at once"
+  grep -E "^requests|^ITL|^TTFT" "$OUT/probe-poisson-$r.txt"
+  grep -E "^ITL" "$OUT/probe-64-$r.txt"
+  python3 - "$OUT/probe-poisson-$r.jsonl" <<'PY'
+import collections, json, sys
+gaps = []
+for line in open(sys.argv[1]):
+    t = json.loads(line).get("token_times_s")
+    if t: gaps += [b - a for a, b in zip(t, t[1:])]
+bins = collections.Counter(min(int(g * 1e4), 30) for g in gaps)
+print("Poisson gaps per 0.1 ms bin (30: >= 3 ms):",
+      " ".join(f"{k / 10:.1f}:{bins[k]}" for k in sorted(bins)))
+PY
+done
