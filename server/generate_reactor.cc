@@ -40,10 +40,15 @@ void Merge(v1::GenerateResponse next, v1::GenerateResponse* into) {
 
 // The engine-facing half of a call. Owned jointly by the reactor and the
 // engine; every member is guarded by mu_.
-class GenerateReactor::Stream : public TokenSink {
+class GenerateReactor::Stream : public TokenSink,
+                                public std::enable_shared_from_this<GenerateReactor::Stream> {
  public:
-  Stream(GenerateReactor* reactor, std::string request_id)
-      : reactor_(reactor), request_id_(std::move(request_id)) {}
+  // `dispatcher` null: writes start on the thread that queues them.
+  Stream(GenerateReactor* reactor, std::string request_id, WriteDispatcher* dispatcher)
+      : reactor_(reactor),
+        request_id_(std::move(request_id)),
+        dispatcher_(dispatcher),
+        shard_(next_shard_.fetch_add(1)) {}
 
   void OnChunk(GenerationChunk chunk) override {
     v1::GenerateResponse response;
@@ -115,7 +120,25 @@ class GenerateReactor::Stream : public TokenSink {
     } else {
       pending_.push_back(std::move(response));
     }
-    if (!write_in_flight_) StartNextWrite();
+    if (write_in_flight_ || write_scheduled_) return;  // WriteDone or the task takes it
+    if (dispatcher_ == nullptr) {
+      StartNextWrite();
+      return;
+    }
+    write_scheduled_ = true;
+    dispatcher_->Post(shard_, [self = shared_from_this()] { self->StartScheduledWrite(); });
+  }
+
+  // On a dispatcher thread: starts the write Enqueue scheduled, unless the
+  // call ended meanwhile.
+  void StartScheduledWrite() {
+    absl::MutexLock lock(&mu_);
+    write_scheduled_ = false;
+    if (reactor_ != nullptr && !broken_ && !write_in_flight_ && !pending_.empty()) {
+      StartNextWrite();
+      return;
+    }
+    MaybeFinish();
   }
 
   void StartNextWrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -128,7 +151,7 @@ class GenerateReactor::Stream : public TokenSink {
   }
 
   void MaybeFinish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (reactor_ == nullptr || finish_called_ || write_in_flight_) return;
+    if (reactor_ == nullptr || finish_called_ || write_in_flight_ || write_scheduled_) return;
     if (!engine_done_ || !pending_.empty()) return;
     finish_called_ = true;
     reactor_->Finish(final_status_);
@@ -137,9 +160,13 @@ class GenerateReactor::Stream : public TokenSink {
   absl::Mutex mu_;
   GenerateReactor* reactor_ ABSL_GUARDED_BY(mu_);  // null after OnDone
   const std::string request_id_;
+  WriteDispatcher* const dispatcher_;  // not owned; null: write inline
+  const size_t shard_;                 // the dispatcher thread of this call's writes
+  static inline std::atomic<size_t> next_shard_{0};
   std::deque<v1::GenerateResponse> pending_ ABSL_GUARDED_BY(mu_);
   grpc::ByteBuffer in_flight_ ABSL_GUARDED_BY(mu_);  // serialized GenerateResponse
   bool write_in_flight_ ABSL_GUARDED_BY(mu_) = false;
+  bool write_scheduled_ ABSL_GUARDED_BY(mu_) = false;  // a dispatcher task will start it
   bool engine_done_ ABSL_GUARDED_BY(mu_) = false;
   bool broken_ ABSL_GUARDED_BY(mu_) = false;
   bool finish_called_ ABSL_GUARDED_BY(mu_) = false;
@@ -149,12 +176,13 @@ class GenerateReactor::Stream : public TokenSink {
 GenerateReactor::GenerateReactor(Engine* engine, const Tokenizer* tokenizer,
                                  const ChatTemplate* chat_template, ServerMetrics* metrics, const WireLimits& limits,
                                  const grpc::Status& authorized, const grpc::ByteBuffer* raw,
-                                 grpc::CallbackServerContext* context)
+                                 grpc::CallbackServerContext* context,
+                                 WriteDispatcher* dispatcher)
     : engine_(engine), metrics_(metrics), deadline_(DeadlineOf(*context)) {
   if (!raw->Valid()) {
     // No request message arrived: the call ended first (its deadline, or
     // the client gave up). gRPC still runs raw handlers for such calls.
-    stream_ = std::make_shared<Stream>(this, NewRequestId());
+    stream_ = std::make_shared<Stream>(this, NewRequestId(), dispatcher);
     const FinishReason reason = ExpiredReason();
     Refuse(reason == FinishReason::kDeadline
                ? grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "deadline exceeded")
@@ -170,7 +198,7 @@ GenerateReactor::GenerateReactor(Engine* engine, const Tokenizer* tokenizer,
   }
   std::string id = !parsed.ok() || request.request_id().empty() ? NewRequestId()
                                                                 : request.request_id();
-  stream_ = std::make_shared<Stream>(this, id);
+  stream_ = std::make_shared<Stream>(this, id, dispatcher);
   if (!parsed.ok()) {
     Refuse(std::move(parsed), FinishReason::kError);
     return;

@@ -15,6 +15,7 @@
 #include "core/engine/token_sink.h"
 #include "server/request_conversion.h"
 #include "server/server_metrics.h"
+#include "server/write_dispatcher.h"
 #include "tandem/v1/generation.grpc.pb.h"
 
 namespace tandem {
@@ -27,7 +28,10 @@ namespace tandem {
 // engine owns the Stream (its TokenSink) through a shared_ptr; after OnDone
 // the Stream drops whatever the engine still sends.
 // Threading: the Stream's methods run on the engine thread, the reactor's
-// On* methods on gRPC threads; both sides meet under Stream::mu_.
+// On* methods on gRPC threads; both sides meet under Stream::mu_. A write
+// the engine queues while none is in flight is started by a
+// WriteDispatcher thread (when given one), so the engine thread never
+// writes to a socket; writes queued meanwhile start from OnWriteDone.
 //
 // Every call is counted once in tandem_requests_total: by the engine when it
 // was submitted, here otherwise (refused: "rejected"; its deadline already
@@ -36,11 +40,14 @@ namespace tandem {
 class GenerateReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   // Parses, checks, validates and submits the request; finishes at once on
-  // error, or when `authorized` is not OK. `metrics` may be null.
+  // error, or when `authorized` is not OK. `metrics` may be null;
+  // `dispatcher` too (writes then start on the engine thread); it must
+  // outlive the call.
   GenerateReactor(Engine* engine, const Tokenizer* tokenizer,
                   const ChatTemplate* chat_template, ServerMetrics* metrics,
                   const WireLimits& limits, const grpc::Status& authorized,
-                  const grpc::ByteBuffer* request, grpc::CallbackServerContext* context);
+                  const grpc::ByteBuffer* request, grpc::CallbackServerContext* context,
+                  WriteDispatcher* dispatcher = nullptr);
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override;

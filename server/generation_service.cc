@@ -38,7 +38,10 @@ GenerationService::GenerationService(Engine* engine, const Tokenizer* tokenizer,
       tokenizer_(tokenizer),
       chat_template_(chat_template),
       metrics_(metrics),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      dispatcher_(options_.write_threads > 0
+                      ? std::make_unique<WriteDispatcher>(options_.write_threads)
+                      : nullptr) {}
 
 grpc::Status GenerationService::Authorize(const grpc::CallbackServerContext& context) const {
   if (options_.api_key.empty()) return grpc::Status::OK;
@@ -56,8 +59,7 @@ grpc::Status GenerationService::Authorize(const grpc::CallbackServerContext& con
 grpc::ServerWriteReactor<grpc::ByteBuffer>* GenerationService::Generate(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) {
   return new GenerateReactor(engine_, tokenizer_, chat_template_, metrics_, options_.limits,
-                             Authorize(*context),
-                             request, context);
+                             Authorize(*context), request, context, dispatcher_.get());
 }
 
 grpc::ServerUnaryReactor* GenerationService::Tokenize(grpc::CallbackServerContext* context,

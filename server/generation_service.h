@@ -3,6 +3,7 @@
 #define TANDEM_SERVER_GENERATION_SERVICE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <grpcpp/grpcpp.h>
@@ -12,6 +13,7 @@
 #include "core/text/tokenizer.h"
 #include "server/request_conversion.h"
 #include "server/server_metrics.h"
+#include "server/write_dispatcher.h"
 #include "tandem/v1/generation.grpc.pb.h"
 
 namespace tandem {
@@ -23,6 +25,8 @@ struct ServiceOptions {
   // "authorization: Bearer <api_key>" (UNAUTHENTICATED otherwise). The
   // health and reflection services stay open.
   std::string api_key;
+  // Threads that start Generate's writes (0: the engine thread does).
+  int write_threads = 4;
 };
 
 // Generate and Tokenize take their requests as raw bytes and parse them
@@ -66,6 +70,7 @@ class GenerationService final : public GenerationServiceBase {
   const ChatTemplate* chat_template_;
   ServerMetrics* metrics_;
   const ServiceOptions options_;
+  std::unique_ptr<WriteDispatcher> dispatcher_;  // null when write_threads is 0
 };
 
 }  // namespace tandem

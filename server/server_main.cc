@@ -52,6 +52,9 @@ ABSL_FLAG(int32_t, max_slots, 0,
           "KV slots = sequences generated at once (0: 8 on the CPU, 64 on a GPU)");
 ABSL_FLAG(int32_t, max_context, 0,
           "positions per KV slot, prompt plus completion (0: the model's n_positions)");
+ABSL_FLAG(int32_t, grpc_write_threads, 4,
+          "threads that start Generate streams' writes, so the engine thread hands tokens "
+          "over instead of writing to every client's connection (0: the engine thread writes)");
 ABSL_FLAG(int32_t, max_queue, 256,
           "requests waiting for a KV slot before new ones get RESOURCE_EXHAUSTED");
 ABSL_FLAG(std::vector<std::string>, cors_allow_origins, {},
@@ -278,6 +281,10 @@ int Serve() {
       return 1;
     }
   }
+  if (absl::GetFlag(FLAGS_grpc_write_threads) < 0) {
+    LogError("--grpc_write_threads must be >= 0");
+    return 1;
+  }
   if (!(absl::GetFlag(FLAGS_prefill_stall_ratio) > 0)) {
     LogError("--prefill_stall_ratio must be > 0");
     return 1;
@@ -314,6 +321,7 @@ int Serve() {
   service_options.max_queue = max_queue;
   service_options.limits.max_prompt_bytes = MaxPromptBytes(*loaded->tokenizer, model.max_context);
   service_options.api_key = secrets->api_key;
+  service_options.write_threads = absl::GetFlag(FLAGS_grpc_write_threads);
   Engine engine(engine_options, std::move(loaded->runner), loaded->tokenizer.get(), &metrics);
   LogInfo("engine: ", engine.model().runner, ", ",
           engine.pipelined() ? "double-buffered pipeline" : "synchronous steps",
