@@ -34,6 +34,10 @@ ABSL_FLAG(std::string, api, "grpc",
 ABSL_FLAG(std::string, http, "localhost:9400", "the server's HTTP host:port (--api=completions|chat)");
 ABSL_FLAG(int32_t, vocab_size, 50257,
           "--api=completions|chat: prompt token ids are drawn below this (gRPC asks the server)");
+ABSL_FLAG(int32_t, channels, 1,
+          "gRPC: spread the requests over this many channels, each its own TCP connection "
+          "(request i on channel i mod N); real clients each hold their own connection, and "
+          "vLLM's benchmark opens one per request in flight");
 ABSL_FLAG(int32_t, num_requests, 100, "requests measured");
 ABSL_FLAG(int32_t, warmup, 4, "requests sent (one at a time) before the measured ones");
 ABSL_FLAG(int32_t, concurrency, 8, "requests in flight at once (when --request_rate is 0)");
@@ -188,8 +192,20 @@ int Main() {
   int vocab = absl::GetFlag(FLAGS_vocab_size);
   std::shared_ptr<v1::Generation::Stub> stub;
   if (api == "grpc") {
-    stub = v1::Generation::NewStub(
-        grpc::CreateChannel(absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials()));
+    if (absl::GetFlag(FLAGS_channels) < 1) {
+      std::fprintf(stderr, "error: --channels must be at least 1\n");
+      return 2;
+    }
+    // A local subchannel pool per channel: channels to one address would
+    // otherwise share one connection.
+    std::vector<std::shared_ptr<v1::Generation::Stub>> stubs;
+    for (int i = 0; i < absl::GetFlag(FLAGS_channels); ++i) {
+      grpc::ChannelArguments args;
+      args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+      stubs.push_back(v1::Generation::NewStub(grpc::CreateCustomChannel(
+          absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials(), args)));
+    }
+    stub = stubs[0];
     v1::ModelInfo info;
     grpc::ClientContext info_context;
     info_context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
@@ -200,8 +216,9 @@ int Main() {
       return 1;
     }
     vocab = info.vocab_size();
-    send = [stub](const v1::GenerateRequest& request, absl::Time run_start) {
-      return Send(*stub, request, run_start);
+    auto next = std::make_shared<std::atomic<size_t>>(0);
+    send = [stubs, next](const v1::GenerateRequest& request, absl::Time run_start) {
+      return Send(*stubs[next->fetch_add(1) % stubs.size()], request, run_start);
     };
   } else if (api == "completions" || api == "chat") {
     absl::StatusOr<OpenAiSender> sender = OpenAiSender::Connect(absl::GetFlag(FLAGS_http), api == "chat");

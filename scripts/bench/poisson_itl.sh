@@ -2,7 +2,8 @@
 # Inter-token latency under Poisson arrivals at several prefill stall ratios,
 # with every token's arrival time (what makes ITL p99 / p50).
 #
-#   OUT=DIR scripts/bench/poisson_itl.sh BUILD_DIR RATIO...
+#   OUT=DIR [LOADGEN_FLAGS=...] [SERVER_FLAGS=...] [ITL_TAG=...] \
+#       scripts/bench/poisson_itl.sh BUILD_DIR RATIO...
 #
 # For each RATIO: starts tandem-server --prefill_stall_ratio=RATIO (GPU
 # defaults), warms it up, measures saturation (64 in flight, 256 prompt,
@@ -10,21 +11,24 @@
 # once (128 prompt, 256 output), both with --token_times. Writes
 # OUT/probe-{sat,poisson,64}-RATIO.jsonl (+ .txt), the server's /metrics
 # (OUT/probe-metrics-RATIO.txt) and log; prints the ITL rows and a
-# histogram of the Poisson run's gaps in 0.1 ms bins.
+# histogram of the Poisson run's gaps in 0.1 ms bins. LOADGEN_FLAGS and
+# SERVER_FLAGS: extra tandem-loadgen / tandem-server flags (e.g.
+# --channels=64); ITL_TAG: appended to the file names' RATIO.
 set -uo pipefail
 bin=$1/bin
 shift
-port=50300
-for r in "$@"; do
+port=$((50300 + $$ % 100 * 10))  # distinct from an earlier run's ports
+for ratio in "$@"; do
+  r=$ratio${ITL_TAG:-}
   port=$((port + 1)); http=$((port + 1000))  # a fresh pair per server
   $bin/tandem-server --listen=127.0.0.1:$port --metrics_listen=127.0.0.1:$http \
-      --prefill_stall_ratio="$r" > "$OUT/probe-server-$r.log" 2>&1 &
+      --prefill_stall_ratio="$ratio" ${SERVER_FLAGS:-} > "$OUT/probe-server-$r.log" 2>&1 &
   s=$!
   for _ in $(seq 1 240); do
     $bin/tandem-cli info --server=127.0.0.1:$port --timeout=1s >/dev/null 2>&1 && break
     sleep 0.5
   done
-  lg="$bin/tandem-loadgen --server=127.0.0.1:$port --progress_seconds=0"
+  lg="$bin/tandem-loadgen --server=127.0.0.1:$port --progress_seconds=0 ${LOADGEN_FLAGS:-}"
   $lg --num_requests=64 --concurrency=64 --prompt_tokens=128 --output_tokens=64 > /dev/null 2>&1
   $lg --num_requests=256 --concurrency=64 --prompt_tokens=256 --output_tokens=256 \
       --out="$OUT/probe-sat-$r.jsonl" > "$OUT/probe-sat-$r.txt" 2>&1
@@ -36,7 +40,7 @@ for r in "$@"; do
   python3 -c "import urllib.request as u; print(u.urlopen('http://127.0.0.1:$http/metrics').read().decode())" \
       > "$OUT/probe-metrics-$r.txt" || true
   kill $s; wait $s
-  echo "## stall ratio $r: Poisson at $rate req/s, then 64 at once"
+  echo "## stall ratio $ratio ${LOADGEN_FLAGS:-} ${SERVER_FLAGS:-}: Poisson at $rate req/s, then 64 at once"
   grep -E "^requests|^ITL|^TTFT" "$OUT/probe-poisson-$r.txt"
   grep -E "^ITL" "$OUT/probe-64-$r.txt"
   python3 - "$OUT/probe-poisson-$r.jsonl" <<'PY'
