@@ -1,12 +1,14 @@
 // The packed-prefill attention kernel (see prefill_attention_kernel.h) for
 // fp32: a SIMT flash-attention over KV slots (fp16 and bf16 take the
-// tensor-core kernel of prefill_attention_mma_kernel.cu). One block per (query tile, head); the tile's
-// queries share each block of keys and values staged in shared memory, with
-// an online softmax, so a long prompt reads its K/V once per tile.
+// tensor-core kernel of prefill_attention_mma_kernel.cu). One block per
+// (query tile, head); the tile's queries share each block of keys and
+// values staged in shared memory, with an online softmax, so a long prompt
+// reads its K/V once per tile.
 #include <cfloat>
 
 #include "core/model/cuda/kernel_math.cuh"
 #include "core/model/cuda/prefill_attention_kernel.h"
+#include "core/model/cuda/prefill_attention_launch.cuh"
 
 namespace tandem {
 namespace {
@@ -122,21 +124,11 @@ PrefillAttentionKernel(const T* __restrict__ q, int64_t q_row_stride,
 
 template <typename T>
 cudaError_t Launch(const void* q, int64_t q_row_stride, const void* k, const void* v,
-                   const int64_t* tiles, int num_tiles, void* out, int heads, int kv_heads,
-                   int head_dim, int max_context, float scale, cudaStream_t stream) {
-  const dim3 grid(num_tiles, heads);
-  auto args = [&](auto kernel_function) {
-    kernel_function<<<grid, kThreads, 0, stream>>>(
-        static_cast<const T*>(q), q_row_stride, static_cast<const T*>(k),
-        static_cast<const T*>(v), tiles, static_cast<T*>(out), heads, kv_heads, max_context,
-        scale);
-    return cudaGetLastError();
-  };
-  switch (head_dim) {
-    case 64: return args(PrefillAttentionKernel<T, 64>);
-    case 128: return args(PrefillAttentionKernel<T, 128>);
-    default: return cudaErrorInvalidValue;
-  }
+                  const int64_t* tiles, int num_tiles, void* out, int heads, int kv_heads,
+                  int head_dim, int max_context, float scale, cudaStream_t stream) {
+  return kernel::LaunchPrefillAttentionGrid<T>(
+      PrefillAttentionKernel<T, 64>, PrefillAttentionKernel<T, 128>, kThreads, q, q_row_stride, k,
+      v, tiles, num_tiles, out, heads, kv_heads, head_dim, max_context, scale, stream);
 }
 
 }  // namespace

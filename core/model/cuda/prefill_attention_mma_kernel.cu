@@ -12,6 +12,7 @@
 
 #include "core/model/cuda/kernel_math.cuh"
 #include "core/model/cuda/prefill_attention_kernel.h"
+#include "core/model/cuda/prefill_attention_launch.cuh"
 
 namespace tandem {
 namespace {
@@ -256,21 +257,12 @@ PrefillAttentionMmaKernel(const T* __restrict__ q, int64_t q_row_stride,
 
 template <typename T>
 cudaError_t LaunchMma(const void* q, int64_t q_row_stride, const void* k, const void* v,
-                      const int64_t* tiles, int num_tiles, void* out, int heads, int kv_heads,
-                      int head_dim, int max_context, float scale, cudaStream_t stream) {
-  const dim3 grid(num_tiles, heads);
-  auto args = [&](auto kernel_function) {
-    kernel_function<<<grid, kThreads, 0, stream>>>(
-        static_cast<const T*>(q), q_row_stride, static_cast<const T*>(k),
-        static_cast<const T*>(v), tiles, static_cast<T*>(out), heads, kv_heads, max_context,
-        scale);
-    return cudaGetLastError();
-  };
-  switch (head_dim) {
-    case 64: return args(PrefillAttentionMmaKernel<T, 64>);
-    case 128: return args(PrefillAttentionMmaKernel<T, 128>);
-    default: return cudaErrorInvalidValue;
-  }
+                     const int64_t* tiles, int num_tiles, void* out, int heads, int kv_heads,
+                     int head_dim, int max_context, float scale, cudaStream_t stream) {
+  return kernel::LaunchPrefillAttentionGrid<T>(
+      PrefillAttentionMmaKernel<T, 64>, PrefillAttentionMmaKernel<T, 128>, kThreads, q,
+      q_row_stride, k, v, tiles, num_tiles, out, heads, kv_heads, head_dim, max_context, scale,
+      stream);
 }
 
 }  // namespace
