@@ -96,6 +96,11 @@ ServerMetrics::ServerMetrics(BuildInfo build)
   step_host_wait_seconds_ = histogram(
       "tandem_step_host_wait_seconds",
       "Time the engine thread blocked waiting for the device in each step.", StepBuckets());
+  step_busy_seconds_ = histogram(
+      "tandem_step_busy_seconds",
+      "Device time of each engine step, prefill and decode together (on the CPU: its wall "
+      "time); buckets 25 % apart, to set the longest steps against the median one.",
+      ExponentialBuckets(5e-5, 1.25, 40));
   build_info_ = &prometheus::BuildGauge()
                      .Name("tandem_build_info")
                      .Help("Build and model information; value 1.")
@@ -131,6 +136,7 @@ void ServerMetrics::OnStep(const StepStats& stats) {
   gpu_idle_seconds_total_->Increment(t.gpu_idle_seconds);
   gpu_busy_seconds_total_->Increment(t.gpu_busy_seconds);
   step_host_wait_seconds_->Observe(t.host_wait_seconds);
+  step_busy_seconds_->Observe(t.gpu_busy_seconds);
 }
 
 void ServerMetrics::OnLoad(const EngineLoad& load) {

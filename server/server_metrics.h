@@ -85,6 +85,7 @@ class ServerMetrics : public EngineObserver {
   prometheus::Counter* gpu_idle_seconds_total_;
   prometheus::Counter* gpu_busy_seconds_total_;
   prometheus::Histogram* step_host_wait_seconds_;
+  prometheus::Histogram* step_busy_seconds_;
 };
 
 }  // namespace tandem

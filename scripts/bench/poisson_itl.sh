@@ -33,12 +33,17 @@ for ratio in "$@"; do
   $lg --num_requests=256 --concurrency=64 --prompt_tokens=256 --output_tokens=256 \
       --out="$OUT/probe-sat-$r.jsonl" > "$OUT/probe-sat-$r.txt" 2>&1
   rate=$(python3 -c "import json,sys; s=[json.loads(l) for l in open(sys.argv[1])][-1]; print(round(0.8*s['requests_per_s'],1))" "$OUT/probe-sat-$r.jsonl")
+  scrape() {
+    python3 -c "import urllib.request as u; print(u.urlopen('http://127.0.0.1:$http/metrics').read().decode())" \
+        > "$1" || true
+  }
+  scrape "$OUT/probe-metrics-before-poisson-$r.txt"
   $lg --num_requests=600 --request_rate="$rate" --prompt_tokens=256 --output_tokens=256 \
       --token_times --out="$OUT/probe-poisson-$r.jsonl" > "$OUT/probe-poisson-$r.txt" 2>&1
+  scrape "$OUT/probe-metrics-after-poisson-$r.txt"
   $lg --num_requests=64 --concurrency=64 --prompt_tokens=128 --output_tokens=256 \
       --token_times --out="$OUT/probe-64-$r.jsonl" > "$OUT/probe-64-$r.txt" 2>&1
-  python3 -c "import urllib.request as u; print(u.urlopen('http://127.0.0.1:$http/metrics').read().decode())" \
-      > "$OUT/probe-metrics-$r.txt" || true
+  scrape "$OUT/probe-metrics-$r.txt"
   kill $s; wait $s
   echo "## stall ratio $ratio ${LOADGEN_FLAGS:-} ${SERVER_FLAGS:-}: Poisson at $rate req/s, then 64 at once"
   grep -E "^requests|^ITL|^TTFT" "$OUT/probe-poisson-$r.txt"
@@ -52,5 +57,25 @@ for line in open(sys.argv[1]):
 bins = collections.Counter(min(int(g * 1e4), 30) for g in gaps)
 print("Poisson gaps per 0.1 ms bin (30: >= 3 ms):",
       " ".join(f"{k / 10:.1f}:{bins[k]}" for k in sorted(bins)))
+PY
+  # The Poisson run's steps (tandem_step_busy_seconds after minus before):
+  # the median step's bucket and the longest step's.
+  python3 - "$OUT/probe-metrics-before-poisson-$r.txt" "$OUT/probe-metrics-after-poisson-$r.txt" <<'PY'
+import re, sys
+def buckets(path):
+    out = {}
+    for line in open(path):
+        m = re.match(r'tandem_step_busy_seconds_bucket\{le="([^"]+)"\} (\S+)', line)
+        if m: out[float(m.group(1))] = float(m.group(2))
+    return out
+before, after = buckets(sys.argv[1]), buckets(sys.argv[2])
+if not after: sys.exit(print("no tandem_step_busy_seconds in /metrics"))
+bounds = sorted(after)
+counts = [after[b] - before.get(b, 0) for b in bounds]  # cumulative
+total = counts[-1]
+median = next(b for b, c in zip(bounds, counts) if c >= total / 2)
+longest = next(b for b, c in zip(bounds, counts) if c >= total)
+print(f"Poisson steps: {total:.0f}; median step <= {median * 1e3:.3f} ms, "
+      f"longest <= {longest * 1e3:.3f} ms ({longest / median:.2f}x the median's bucket)")
 PY
 done

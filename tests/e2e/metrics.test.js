@@ -84,6 +84,15 @@ test('/metrics counts exactly what was served', async () => {
   assert.equal(sample(text, 'tandem_step_prefill_tokens_sum'), sample(text, 'tandem_prompt_tokens_total'));
   assert.equal(sample(text, 'tandem_step_prefill_tokens_count'),
     sample(text, 'tandem_step_duration_seconds_count{phase="prefill"}'));
+  // Every step's busy time, once per step: as many as the idle samples, and
+  // adding up to the busy counter.
+  assert.equal(sample(text, 'tandem_step_busy_seconds_count'),
+    sample(text, 'tandem_step_gpu_idle_seconds_count'));
+  const busy = sample(text, 'tandem_gpu_busy_seconds_total');
+  assert.ok(Math.abs(sample(text, 'tandem_step_busy_seconds_sum') - busy) <= 1e-9 * busy,
+    'step busy seconds add up to tandem_gpu_busy_seconds_total');
+  assert.equal(sample(text, 'tandem_step_busy_seconds_bucket{le="+Inf"}'),
+    sample(text, 'tandem_step_busy_seconds_count'));
 });
 
 // A long prompt arriving while a stream decodes is split into chunks that
@@ -121,7 +130,7 @@ test('a long prompt during decoding is chunked into mixed steps', async () => {
 // keep working; new series come only from families added since (ADDED).
 // Bucket bounds are compared as numbers (each client prints floats its way).
 const ADDED = ['tandem_step_prefill_tokens', 'tandem_prefill_partial_chunks', 'tandem_mixed_steps',
-  'tandem_prefill_budget_tokens', 'tandem_kv_cache_usage_ratio'];
+  'tandem_prefill_budget_tokens', 'tandem_kv_cache_usage_ratio', 'tandem_step_busy_seconds'];
 test('the same series as the earlier metrics client', async () => {
   const normalize = (series) => series.replace(/le="([^"]+)"/, (m, le) => `le="${Number(le)}"`);
   const expected = fs.readFileSync(path.join(__dirname, 'data/metric_series.txt'), 'utf8')
