@@ -55,27 +55,21 @@ class GenerateReactor::Stream : public TokenSink,
     response.set_text(std::move(chunk.text));
     response.mutable_token_ids()->Add(chunk.token_ids.begin(), chunk.token_ids.end());
     response.mutable_logprobs()->Add(chunk.logprobs.begin(), chunk.logprobs.end());
-    absl::MutexLock lock(&mu_);
-    Enqueue(std::move(response));
+    bool post = false;
+    {
+      absl::MutexLock lock(&mu_);
+      post = Enqueue(std::move(response));
+    }
+    if (post) PostWrite();
   }
 
   void OnFinish(const GenerationSummary& summary) override {
-    absl::MutexLock lock(&mu_);
-    if (summary.reason == FinishReason::kCancelled) {
-      final_status_ = grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
-    } else if (summary.reason == FinishReason::kDeadline) {
-      final_status_ = grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "deadline exceeded");
-    } else if (!summary.error.ok()) {
-      // kError, or kShutdown before the request started (UNAVAILABLE: the
-      // client may retry elsewhere).
-      final_status_ = ToGrpcStatus(summary.error);
-    } else {
-      v1::GenerateResponse last;
-      FillSummary(summary, &last);
-      Enqueue(std::move(last));
+    bool post = false;
+    {
+      absl::MutexLock lock(&mu_);
+      post = Finished(summary);
     }
-    engine_done_ = true;
-    MaybeFinish();
+    if (post) PostWrite();
   }
 
   void WriteDone(bool ok) {
@@ -113,19 +107,47 @@ class GenerateReactor::Stream : public TokenSink,
   }
 
  private:
-  void Enqueue(v1::GenerateResponse response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (reactor_ == nullptr || broken_ || finish_called_) return;
+  // OnFinish under mu_; returns Enqueue's answer for the summary.
+  bool Finished(const GenerationSummary& summary) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    bool post = false;
+    if (summary.reason == FinishReason::kCancelled) {
+      final_status_ = grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+    } else if (summary.reason == FinishReason::kDeadline) {
+      final_status_ = grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "deadline exceeded");
+    } else if (!summary.error.ok()) {
+      // kError, or kShutdown before the request started (UNAVAILABLE: the
+      // client may retry elsewhere).
+      final_status_ = ToGrpcStatus(summary.error);
+    } else {
+      v1::GenerateResponse last;
+      FillSummary(summary, &last);
+      post = Enqueue(std::move(last));
+    }
+    engine_done_ = true;
+    MaybeFinish();
+    return post;
+  }
+
+  // Queues `response`, or merges it into the last queued one. Returns true
+  // when the caller must PostWrite() (after releasing mu_: a dispatcher that
+  // is shutting down runs the task inline, and the task takes mu_).
+  bool Enqueue(v1::GenerateResponse response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (reactor_ == nullptr || broken_ || finish_called_) return false;
     if (!pending_.empty()) {
       Merge(std::move(response), &pending_.back());
     } else {
       pending_.push_back(std::move(response));
     }
-    if (write_in_flight_ || write_scheduled_) return;  // WriteDone or the task takes it
+    if (write_in_flight_ || write_scheduled_) return false;  // WriteDone or the task takes it
     if (dispatcher_ == nullptr) {
       StartNextWrite();
-      return;
+      return false;
     }
     write_scheduled_ = true;
+    return true;
+  }
+
+  void PostWrite() ABSL_LOCKS_EXCLUDED(mu_) {
     dispatcher_->Post(shard_, [self = shared_from_this()] { self->StartScheduledWrite(); });
   }
 

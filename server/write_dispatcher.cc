@@ -23,8 +23,14 @@ WriteDispatcher::~WriteDispatcher() {
 
 void WriteDispatcher::Post(size_t shard, std::function<void()> task) {
   Worker& worker = *workers_[shard % workers_.size()];
-  absl::MutexLock lock(&worker.mu);
-  worker.tasks.push_back(std::move(task));
+  {
+    absl::MutexLock lock(&worker.mu);
+    if (!worker.exited) {
+      worker.tasks.push_back(std::move(task));
+      return;
+    }
+  }
+  task();  // shutting down, and that thread is gone
 }
 
 bool WriteDispatcher::HasWork(Worker* worker) {
@@ -37,7 +43,10 @@ void WriteDispatcher::Run(Worker* worker) {
     {
       absl::MutexLock lock(&worker->mu);
       worker->mu.Await(absl::Condition(&HasWork, worker));
-      if (worker->tasks.empty()) return;  // stopped, and everything posted ran
+      if (worker->tasks.empty()) {  // stopped, and everything posted ran
+        worker->exited = true;
+        return;
+      }
       batch.swap(worker->tasks);
     }
     for (auto& task : batch) task();

@@ -19,8 +19,9 @@ namespace tandem {
 // the number of threads); a thread runs whatever queued up since it last
 // woke, so a step's writes for many streams cost it one wake-up.
 // Threading: Post from any thread, also from a task. The destructor runs
-// the tasks already posted, then joins; nothing may be posted after it
-// starts.
+// the tasks already posted, then joins; a task that posts to a thread that
+// has already finished runs the new task itself. Nothing else may post once
+// the destructor has started.
 class WriteDispatcher {
  public:
   explicit WriteDispatcher(int threads);
@@ -36,6 +37,7 @@ class WriteDispatcher {
     absl::Mutex mu;
     std::deque<std::function<void()>> tasks ABSL_GUARDED_BY(mu);
     bool stop ABSL_GUARDED_BY(mu) = false;
+    bool exited ABSL_GUARDED_BY(mu) = false;  // Run returned: Post runs tasks inline
     std::thread thread;
   };
   static bool HasWork(Worker* worker) ABSL_NO_THREAD_SAFETY_ANALYSIS;

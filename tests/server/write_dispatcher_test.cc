@@ -10,6 +10,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 
 namespace tandem {
 namespace {
@@ -54,6 +55,19 @@ TEST(WriteDispatcherTest, RunsTasksOffTheCallersThreadAndAcceptsPostsFromTasks) 
   });
   ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_FALSE(on_caller);
+}
+
+TEST(WriteDispatcherTest, ATaskPostedByATaskDuringShutdownStillRuns) {
+  std::atomic<bool> ran{false};
+  {
+    WriteDispatcher dispatcher(2);
+    dispatcher.Post(0, [&] {
+      // By now the destructor has stopped shard 1's thread, which had no work.
+      absl::SleepFor(absl::Milliseconds(50));
+      dispatcher.Post(1, [&] { ran = true; });
+    });
+  }
+  EXPECT_TRUE(ran);
 }
 
 TEST(WriteDispatcherTest, AtLeastOneThread) {

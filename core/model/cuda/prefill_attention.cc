@@ -1,5 +1,6 @@
 #include "core/model/cuda/prefill_attention.h"
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -36,6 +37,17 @@ at::Tensor PrefillAttention(const at::Tensor& q, const at::Tensor& k_cache,
   if (!KernelDTypeFor(q.scalar_type(), &dtype) || q.stride(2) != 1 || q.stride(1) != head_dim ||
       !k_cache.is_contiguous() || !v_cache.is_contiguous()) {
     throw std::invalid_argument("PrefillAttention: unsupported dtype or layout");
+  }
+  // The tensor-core kernel reads q two elements and K/V 16 bytes at a time.
+  const auto address = [](const at::Tensor& t) {
+    return reinterpret_cast<uintptr_t>(t.data_ptr());
+  };
+  if (q.scalar_type() != at::kFloat &&
+      (q.stride(0) % 2 != 0 || address(q) % 4 != 0 || address(k_cache) % 16 != 0 ||
+       address(v_cache) % 16 != 0)) {
+    throw std::invalid_argument(
+        "PrefillAttention: q needs an even row stride and 4-byte alignment, the caches "
+        "16-byte alignment");
   }
   // Zeroed: rows no tile covers (a graphed pack's padding) stay finite.
   at::Tensor out = out_buffer.defined()

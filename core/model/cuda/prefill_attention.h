@@ -16,7 +16,9 @@ namespace tandem {
 bool PrefillAttentionSupports(at::ScalarType dtype, int64_t head_dim);
 
 // q [T, heads, head_dim] (a strided view of the projection
-// output is fine: rows any stride, heads and dims packed); returns [T, heads,
+// output is fine: rows any stride — even for fp16/bf16, with q 4-byte and
+// the caches 16-byte aligned, else std::invalid_argument —, heads and dims
+// packed); returns [T, heads,
 // head_dim] (see LaunchPrefillAttention), on the current stream: zeros
 // where no tile covers a row, or written into `out` ([T, heads, head_dim],
 // contiguous; the caller zeroes rows no tile covers) when defined.

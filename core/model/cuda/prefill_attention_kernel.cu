@@ -138,7 +138,6 @@ cudaError_t LaunchPrefillAttention(KernelDType dtype, const void* q, int64_t q_r
                                    const int64_t* tiles, int num_tiles, void* out, int heads,
                                    int kv_heads, int head_dim, int max_context, float scale,
                                    cudaStream_t stream) {
-  if (num_tiles <= 0 || kv_heads <= 0 || heads % kv_heads != 0) return cudaErrorInvalidValue;
   if (dtype != KernelDType::kFloat32) {
     return LaunchPrefillAttentionMma(dtype, q, q_row_stride, k_cache, v_cache, tiles, num_tiles,
                                      out, heads, kv_heads, head_dim, max_context, scale, stream);

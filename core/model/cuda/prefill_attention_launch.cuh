@@ -18,7 +18,8 @@ using PrefillAttentionFn = void (*)(const T*, int64_t, const T*, const T*, const
                                     int, int, int, float);
 
 // Launches `for_64` or `for_128` (by head_dim; others are invalid) on a
-// (num_tiles, heads) grid of `threads`-thread blocks on `stream`.
+// (num_tiles, heads) grid of `threads`-thread blocks on `stream`;
+// cudaErrorInvalidValue for no tiles or heads not a multiple of kv_heads.
 template <typename T>
 cudaError_t LaunchPrefillAttentionGrid(PrefillAttentionFn<T> for_64, PrefillAttentionFn<T> for_128,
                                        int threads, const void* q, int64_t q_row_stride,
@@ -26,6 +27,7 @@ cudaError_t LaunchPrefillAttentionGrid(PrefillAttentionFn<T> for_64, PrefillAtte
                                        int num_tiles, void* out, int heads, int kv_heads,
                                        int head_dim, int max_context, float scale,
                                        cudaStream_t stream) {
+  if (num_tiles <= 0 || kv_heads <= 0 || heads % kv_heads != 0) return cudaErrorInvalidValue;
   const PrefillAttentionFn<T> kernel = head_dim == 64 ? for_64 : head_dim == 128 ? for_128
                                                                                  : nullptr;
   if (kernel == nullptr) return cudaErrorInvalidValue;
