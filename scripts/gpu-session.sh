@@ -9,7 +9,8 @@
 #
 # Steps:
 #   test       ctest -L gpu (every GPU test)
-#   bench      tandem-bench, GPT-2 small bf16, N = 1 and 64, sync vs double-buffered graphs
+#   bench      tandem-bench, GPT-2 small bf16, N = 1 and 64 (BENCH_BATCHES=1,64,256 for more),
+#              sync vs double-buffered graphs
 #   benchfull  tandem-bench, every mode and N = 1, 16, 64, 256 (naive_dynamic up to 64),
 #              plus medium/large/xl at N = 1, 64
 #   hf         transformers generate() on the bench's GPT-2 small checkpoint, N = 1, 64 (run bench first)
@@ -18,10 +19,15 @@
 #              PARITY_SIZES=gpt2 for the small one only)
 #   tokenizer  tests/parity/hf_tokenizer.py (the corpus against GPT2TokenizerFast)
 #   profile    Nsight Compute kernel times of one steady GPT-2 small decode step, N = 1 and 64
+#              (PROFILE_BATCHES="1 64 256" for others)
+#   mixedprofile  kernel times of one mixed step (64 decode rows + a 16- or 256-token prompt,
+#              tandem-bench --mixed, one forward) and of the decode-only step before it
 #   loadgen    tandem-loadgen through gRPC against tandem-server (GPT-2 small bf16, 64 slots):
 #              64 x (128 prompt, 256 output) at once, 1 x 128, and Poisson arrivals
 #   mixed      tandem-bench --mixed: what prefilling one prompt adds to a step decoding
 #              8 or 64 rows, mixed steps in one forward and separate
+#              (MIXED_SPECS, MIXED_FORWARDS="true false": which)
+#   prevmixed  the mixed step's one-forward rows on the previous build (.prev/)
 #   prefill    tandem-bench --prefill: bursts of K prompts x L tokens submitted together
 #              (TTFT, the packed forward's GPU time, tokens/s, TFLOP/s), and decode-bench
 #              TTFT with 128-token prompts at N = 1, 16, 64
@@ -92,7 +98,7 @@ for step in "$@"; do
       ctest --test-dir build-gpu -L gpu --output-on-failure > "$OUT/gpu-tests.log" 2>&1
       grep -E "Passed|Failed|tests passed" "$OUT/gpu-tests.log" ;;
     bench)
-      $bin/tandem-bench --batch=1,64 --modes=sync_graphs,double_buffered_graphs \
+      $bin/tandem-bench --batch=${BENCH_BATCHES:-1,64} --modes=sync_graphs,double_buffered_graphs \
           --out="$OUT/bench.jsonl" > "$OUT/bench.txt" 2>&1
       table "$OUT/bench.txt" ;;
     benchfull)
@@ -122,10 +128,23 @@ for step in "$@"; do
     tokenizer)
       python3 tests/parity/hf_tokenizer.py > "$OUT/tokenizer.txt" 2>&1; tail -1 "$OUT/tokenizer.txt" ;;
     profile)
-      # GPT-2 small, N = 1 and 64 (see profile_step).
-      for n in 1 64; do
+      # GPT-2 small, N = 1 and 64 by default (see profile_step).
+      for n in ${PROFILE_BATCHES:-1 64}; do
         echo "## N=$n"
         profile_step "$OUT/ncu-gpt2-$n" --batch=$n
+      done ;;
+    mixedprofile)
+      # tandem-bench --mixed: 100 decode steps, then pairs (decode, decode),
+      # (decode, mixed): decode step 102 is the second step of a decode-only
+      # pair, 103 the first mixed step (64 decode rows + one prompt).
+      for spec in 102:16 103:16 103:256; do
+        step=${spec%%:*} len=${spec##*:} out="$OUT/ncu-mixed-$step-$len"
+        TANDEM_PROFILE_DECODE_STEP=$step ncu --profile-from-start off --graph-profiling node \
+            --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
+            $bin/tandem-bench --mixed=64x$len > "$out.csv" 2> "$out.err"
+        python3 scripts/bench/kernel_times.py "$out.csv" --last 100000 --order "$out-order.txt" \
+            | cut -c1-150 > "$out.txt"
+        echo "## step $step, prompt $len"; head -24 "$out.txt"
       done ;;
     prefillprofile)
       # Per-kernel time of the smallest prefill step (one token, GPT-2 small;
@@ -181,11 +200,16 @@ for step in "$@"; do
       table "$OUT/prefill-ttft.txt" ;;
     mixed)
       # What prefilling a prompt adds to a decode step, one forward vs separate.
-      for fused in true false; do
-        $bin/tandem-bench --mixed=8x16,8x256,8x1000,64x16,64x64,64x256,64x1000 \
+      for fused in ${MIXED_FORWARDS:-true false}; do
+        $bin/tandem-bench --mixed=${MIXED_SPECS:-8x16,8x256,8x1000,64x16,64x64,64x256,64x1000} \
             --one_forward_mixed_steps=$fused --out="$OUT/mixed.jsonl"
       done > "$OUT/mixed.txt" 2>&1
       grep -v "^[IW]2" "$OUT/mixed.txt" ;;
+    prevmixed)
+      build_prev || continue
+      build-prev/bin/tandem-bench --mixed=${MIXED_SPECS:-8x16,8x256,8x1000,64x16,64x64,64x256,64x1000} \
+          --out="$OUT/mixed-prev.jsonl" > "$OUT/mixed-prev.txt" 2>&1
+      grep -v "^[IW]2" "$OUT/mixed-prev.txt" ;;
     stall)
       STALL_DELAY=0.15 STREAM_TOKENS=1000 LONG_PROMPT=1000 \
           bash scripts/bench/long_prompt_stall.sh build-gpu "$OUT/stall" | tee "$OUT/stall.txt"

@@ -4,6 +4,8 @@
 #include <tuple>
 #include <utility>
 
+#include <c10/cuda/CUDAGuard.h>
+
 #include "core/model/cuda/decode_kernels.h"
 #include "core/model/cuda/decode_ops.h"
 #include "core/model/cuda/prefill_attention.h"
@@ -31,6 +33,9 @@ Gpt2FusedDecoder::Gpt2FusedDecoder(Gpt2Config config, Gpt2Weights weights)
   attention_kernel_ = AttentionKernelSupports(dtype, c.head_dim());
   prefill_kernel_ = PrefillAttentionSupports(dtype, c.head_dim());
   fused_decode_ = FusedDecodeSupports(dtype, c.n_embd, c.inner_size(), c.head_dim());
+  if (FusesMixedSteps()) {
+    side_ = std::make_unique<SideStream>(model_.weights().wte.device().index());
+  }
 }
 
 bool Gpt2FusedDecoder::UsesFusedDecode(int64_t rows) const {
@@ -101,9 +106,16 @@ CausalLm::MixedDecode Gpt2FusedDecoder::DecodeSlotsWithPrefill(
   auto attend = [&](int64_t layer, const at::Tensor& qkv) {  // qkv [B + P, 3, H, D]
     const int64_t R = qkv.size(0);
     at::Tensor out = at::empty({R, C}, qkv.options());
+    // The pack's attention beside the decode rows': other slots, other rows
+    // of `out`; qkv and out live until after the Join.
+    side_->Fork();
+    {
+      c10::cuda::CUDAStreamGuard on_side(side_->stream());
+      PackAttention(layer, qkv.narrow(0, B, R - B), pack, cache, out.narrow(0, B, R - B));
+    }
     Attention(layer, qkv.narrow(0, 0, B), in,
               out.narrow(0, 0, B).view({B, config.n_head, config.head_dim()}));
-    PackAttention(layer, qkv.narrow(0, B, R - B), pack, cache, out.narrow(0, B, R - B));
+    side_->Join();
     return out;
   };
   for (int64_t i = 0; i < config.n_layer; ++i) BatchedLayer(i, attend, x, h);

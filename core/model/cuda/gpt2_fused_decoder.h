@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 #include <ATen/ATen.h>
 
 #include "core/model/causal_lm.h"
+#include "core/model/cuda/side_stream.h"
 #include "core/model/gpt2/gpt2_config.h"
 #include "core/model/gpt2/gpt2_model.h"
 #include "core/model/gpt2/gpt2_weights.h"
@@ -58,8 +60,9 @@ class Gpt2FusedDecoder : public CausalLm {
                          KvCache* cache) const override;
   // One forward over the decode rows (first) and the pack's tokens: the
   // larger batches' layer, the decode and packed-prefill attention kernels
-  // side by side in each layer, one LM head (and greedy kernel) over the
-  // decode rows and the pack's last rows.
+  // side by side in each layer (the pack's on a side stream, so they run at
+  // the same time), one LM head (and greedy kernel) over the decode rows and
+  // the pack's last rows.
   MixedDecode DecodeSlotsWithPrefill(const PrefillPack& pack, const at::Tensor& slots,
                                      const at::Tensor& slot_tokens,
                                      const at::Tensor& slot_positions, bool greedy,
@@ -113,6 +116,8 @@ class Gpt2FusedDecoder : public CausalLm {
   bool attention_kernel_ = false;  // the dtype and head size suit the attention kernel
   bool prefill_kernel_ = false;    // ... and the packed-prefill attention kernel
   bool fused_decode_ = false;      // ... and the other shapes suit the fused kernels
+  // Where a mixed step's pack attends (with FusesMixedSteps()).
+  std::unique_ptr<SideStream> side_;
 };
 
 }  // namespace tandem
