@@ -44,6 +44,8 @@
 #   llamabench tandem-bench alone at the Llama-3.2-1B shape (N = 1, 64)
 #   llamaprofile  per-kernel times (Nsight Compute) of a Llama-3.2-1B decode step
 #   prefillprofile  per-kernel times of the smallest prefill step (GPT-2 small)
+#   attnbench  tandem-attention-bench: the decode attention kernel's launch shapes at GPT-2
+#              small's attention (batches 64-256, contexts 164-1000)
 #   gemvbench  tandem-gemv-bench: the small-batch projections at the Llama-3.2-1B shape,
 #              fused linear + RMSNorm/SwiGLU kernels vs LaunchGemv at several grid sizes; one row
 #   prevbench  the bench step on the previous build: the tree in .prev/ (made here with
@@ -160,6 +162,8 @@ for step in "$@"; do
           --modes=double_buffered_graphs --out="$OUT/bench-llama.jsonl" \
           > "$OUT/bench-llama.txt" 2>&1
       table "$OUT/bench-llama.txt" ;;
+    attnbench)
+      $bin/tandem-attention-bench "$OUT/attention-bench.jsonl" 2>&1 | tee "$OUT/attention-bench.txt" ;;
     gemvbench)
       $bin/tandem-gemv-bench "$OUT/gemv-bench.jsonl" 2>&1 | tee "$OUT/gemv-bench.txt" ;;
     llamaprofile)
@@ -265,7 +269,7 @@ for step in "$@"; do
       grep -vE "^(W|I)[0-9]|Warning|warn" "$OUT/hf-llama.txt" | tail -5 ;;
     prevbench)
       build_prev || continue
-      build-prev/bin/tandem-bench --batch=1,64 --modes=sync_graphs,double_buffered_graphs \
+      build-prev/bin/tandem-bench --batch=${BENCH_BATCHES:-1,64} --modes=sync_graphs,double_buffered_graphs \
           --out="$OUT/bench-prev.jsonl" >> "$OUT/bench-prev.txt" 2>&1
       table "$OUT/bench-prev.txt" ;;
     *) echo "unknown step $step"; exit 2 ;;

@@ -229,15 +229,18 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
 }
 
 template <typename T>
-cudaError_t Launch(const void* qkv, void* k, void* v, const int64_t* slots,
-                   const int64_t* positions, bool positions_by_slot, void* out, int batch,
-                   int heads, int kv_heads, int head_dim, int max_context, float scale,
-                   const DecodeRotary& rotary, cudaStream_t stream) {
+cudaError_t Launch(const DecodeAttentionShape& shape, const void* qkv, void* k, void* v,
+                   const int64_t* slots, const int64_t* positions, bool positions_by_slot,
+                   void* out, int batch, int heads, int kv_heads, int head_dim, int max_context,
+                   float scale, const DecodeRotary& rotary, cudaStream_t stream) {
   if ((head_dim != 64 && head_dim != 128) || kv_heads <= 0 || heads % kv_heads != 0) {
     return cudaErrorInvalidValue;
   }
-  const DecodeAttentionShape shape = DecodeAttentionShapeFor(batch, heads);
   const int splits = shape.splits, threads = shape.threads;
+  if ((threads != 128 && threads != 256) ||
+      (splits != 1 && splits != 2 && splits != 4 && splits != 8)) {
+    return cudaErrorInvalidValue;
+  }
   auto* kernel_function =
       threads == 128 ? (head_dim == 64 ? &SplitDecodeAttentionKernel<T, 64, 128>
                                        : &SplitDecodeAttentionKernel<T, 128, 128>)
@@ -261,14 +264,31 @@ DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads) {
   // split 853.3, 2 853.4, 8 862.7); GPT-2 small N=64 673 -> 605 us, N=256
   // 1,288 -> 1,156 (docs/results/bench/2026-11-30-h200-one-pass-attention/).
   const int sms = kernel::MultiprocessorCount();
-  int splits = 1;
-  while (splits < 8 && heads * batch * splits * 2 <= sms) splits *= 2;
+  DecodeAttentionShape shape;
+  while (shape.splits < 8 && heads * batch * shape.splits * 2 <= sms) shape.splits *= 2;
+  const int blocks = heads * batch * shape.splits;
   // 256 threads a block (64 registers: 4 blocks per multiprocessor), or 128
   // where that would take more than one wave of blocks and 128 fit in one:
   // GPT-2 small N=64 (768 blocks) 592 -> 571 us per step; at N=256 (3,072
   // blocks) 256 threads stay faster (1,131 vs 1,164 us).
-  const int blocks = heads * batch * splits;
-  return {splits, blocks > 4 * sms && blocks <= 8 * sms ? 128 : 256};
+  shape.threads = blocks > 4 * sms && blocks <= 8 * sms ? 128 : 256;
+  return shape;
+}
+
+cudaError_t LaunchDecodeAttentionShaped(const DecodeAttentionShape& shape, KernelDType dtype,
+                                        const void* qkv, void* k_cache, void* v_cache,
+                                        const int64_t* slots, const int64_t* positions,
+                                        bool positions_by_slot, void* out, int batch,
+                                        int heads, int kv_heads, int head_dim,
+                                        int max_context, float scale, cudaStream_t stream,
+                                        const DecodeRotary* rotary) {
+  if (batch <= 0 || kv_heads <= 0) return cudaErrorInvalidValue;
+  return kernel::WithElementType(dtype, [&](auto type) {
+    return Launch<typename decltype(type)::type>(
+        shape, qkv, k_cache, v_cache, slots, positions, positions_by_slot, out, batch, heads,
+        kv_heads, head_dim, max_context, scale, rotary != nullptr ? *rotary : DecodeRotary{},
+        stream);
+  });
 }
 
 bool DecodeAttentionRotates(int batch, int heads, int kv_heads) {
@@ -295,11 +315,10 @@ cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_ca
                                         positions_by_slot, out, batch, heads, kv_heads,
                                         head_dim, max_context, scale, stream);
   }
-  return kernel::WithElementType(dtype, [&](auto type) {
-    return Launch<typename decltype(type)::type>(
-        qkv, k_cache, v_cache, slots, positions, positions_by_slot, out, batch, heads, kv_heads,
-        head_dim, max_context, scale, rotary != nullptr ? *rotary : DecodeRotary{}, stream);
-  });
+  return LaunchDecodeAttentionShaped(
+      DecodeAttentionShapeFor(batch, heads), dtype, qkv, k_cache, v_cache,
+      slots, positions, positions_by_slot, out, batch, heads, kv_heads, head_dim, max_context,
+      scale, stream, rotary);
 }
 
 }  // namespace tandem

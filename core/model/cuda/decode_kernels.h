@@ -65,10 +65,20 @@ cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_ca
 // `threads` threads a block. Depends on the batch, the heads and the
 // device's multiprocessors only.
 struct DecodeAttentionShape {
-  int splits;
-  int threads;
+  int splits = 1;
+  int threads = 256;
 };
 DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads);
+
+// LaunchDecodeAttention at a given shape (tandem-attention-bench's sweep):
+// splits 1, 2, 4 or 8, threads 128 or 256; cudaErrorInvalidValue for others.
+cudaError_t LaunchDecodeAttentionShaped(const DecodeAttentionShape& shape, KernelDType dtype,
+                                        const void* qkv, void* k_cache, void* v_cache,
+                                        const int64_t* slots, const int64_t* positions,
+                                        bool positions_by_slot, void* out, int batch,
+                                        int heads, int kv_heads, int head_dim,
+                                        int max_context, float scale, cudaStream_t stream,
+                                        const DecodeRotary* rotary = nullptr);
 
 // Whether LaunchDecodeAttention takes a DecodeRotary for this batch (its
 // kernel for up to kMaxFusedRows rows, or without grouped-query attention;
