@@ -23,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "client/loadgen/grpc_sender.h"
 #include "client/loadgen/openai_sender.h"
 #include "client/loadgen/request_record.h"
 #include "tandem/v1/generation.grpc.pb.h"
@@ -38,6 +39,10 @@ ABSL_FLAG(int32_t, channels, 1,
           "gRPC: spread the requests over this many channels, each its own TCP connection "
           "(request i on channel i mod N); real clients each hold their own connection, and "
           "vLLM's benchmark opens one per request in flight");
+ABSL_FLAG(std::string, grpc_reads, "blocking",
+          "gRPC: how streams are read: blocking (a thread per stream in ClientReader::Read; "
+          "a token's stamp also holds that thread's wake-up) or callback (gRPC's callback "
+          "API; stamped in OnReadDone as the transport delivers it)");
 ABSL_FLAG(int32_t, num_requests, 100, "requests measured");
 ABSL_FLAG(int32_t, warmup, 4, "requests sent (one at a time) before the measured ones");
 ABSL_FLAG(int32_t, concurrency, 8, "requests in flight at once (when --request_rate is 0)");
@@ -95,28 +100,6 @@ std::vector<Planned> Plan(int count, int vocab, const LengthSpec& prompt,
     if (rate > 0) t += gap(rng);
   }
   return plan;
-}
-
-// Runs one Generate stream and times it; `run_start` anchors RequestRecord::start.
-RequestRecord Send(v1::Generation::Stub& stub, const v1::GenerateRequest& request,
-                   absl::Time run_start) {
-  RequestRecord r;
-  r.prompt_tokens = request.prompt_token_ids_size();
-  const absl::Time start = absl::Now();
-  r.start = absl::ToDoubleSeconds(start - run_start);
-  r.start_unix = absl::ToDoubleSeconds(start - absl::UnixEpoch());
-  grpc::ClientContext context;
-  std::unique_ptr<grpc::ClientReader<v1::GenerateResponse>> reader = stub.Generate(&context, request);
-  v1::GenerateResponse response;
-  while (reader->Read(&response)) {
-    const double t = absl::ToDoubleSeconds(absl::Now() - start);
-    for (int i = 0; i < response.token_ids_size(); ++i) r.token_times.push_back(t);
-  }
-  const grpc::Status status = reader->Finish();
-  r.end = absl::ToDoubleSeconds(absl::Now() - start);
-  r.ok = status.ok();
-  if (!r.ok) r.error = std::to_string(status.error_code()) + " " + status.error_message();
-  return r;
 }
 
 // Runs the plan: at a fixed concurrency, or at the planned arrival times with
@@ -217,8 +200,15 @@ int Main() {
     }
     vocab = info.vocab_size();
     auto next = std::make_shared<std::atomic<size_t>>(0);
-    send = [stubs, next](const v1::GenerateRequest& request, absl::Time run_start) {
-      return Send(*stubs[next->fetch_add(1) % stubs.size()], request, run_start);
+    const std::string reads_flag = absl::GetFlag(FLAGS_grpc_reads);
+    if (reads_flag != "callback" && reads_flag != "blocking") {
+      std::fprintf(stderr, "error: --grpc_reads is callback or blocking, not %s\n",
+                   reads_flag.c_str());
+      return 2;
+    }
+    const GrpcReads reads = reads_flag == "callback" ? GrpcReads::kCallback : GrpcReads::kBlocking;
+    send = [stubs, next, reads](const v1::GenerateRequest& request, absl::Time run_start) {
+      return SendGenerate(*stubs[next->fetch_add(1) % stubs.size()], request, run_start, reads);
     };
   } else if (api == "completions" || api == "chat") {
     absl::StatusOr<OpenAiSender> sender = OpenAiSender::Connect(absl::GetFlag(FLAGS_http), api == "chat");

@@ -55,10 +55,23 @@ test('tandem-loadgen reports every request and agrees with /metrics', { timeout:
     const prompts = requests.reduce((a, r) => a + r.prompt_tokens, 0);
     assert.ok(sample(after, 'tandem_prompt_tokens_total') - sample(before, 'tandem_prompt_tokens_total') >= prompts);
     // Poisson arrivals at 20 requests/s: the run takes about 1 s of arrivals.
-    const poisson = await run(['--num_requests=20', '--request_rate=20', '--prompt_tokens=10', '--output_tokens=4']);
+    // Read through gRPC's callback API this time, with every token's time.
+    const poisson = await run(['--num_requests=20', '--request_rate=20', '--prompt_tokens=10', '--output_tokens=4',
+      '--grpc_reads=callback', '--token_times']);
     assert.equal(poisson.code, 0, poisson.stdout);
-    const starts = poisson.lines.filter((l) => !l.summary).map((l) => l.start_s);
+    const timed = poisson.lines.filter((l) => !l.summary);
+    const starts = timed.map((l) => l.start_s);
     assert.ok(Math.max(...starts) > 0.2, `arrivals spread over time (${Math.max(...starts)} s)`);
+    for (const r of timed) {
+      assert.equal(r.ok, true);
+      assert.equal(r.token_times_s.length, 4);
+      assert.equal(r.ttft_s, r.token_times_s[0]);
+      for (let i = 1; i < 4; ++i) assert.ok(r.token_times_s[i] >= r.token_times_s[i - 1]);
+      assert.ok(r.token_times_s[3] <= r.e2e_s);
+    }
+    const bad = spawnSync(path.join(BIN_DIR, 'tandem-loadgen'), [`--server=${server.address}`, '--grpc_reads=sideways']);
+    assert.equal(bad.status, 2);
+    assert.match(String(bad.stderr), /--grpc_reads is callback or blocking/);
     // The OpenAI-compatible HTTP API, both endpoints, streamed.
     for (const api of ['completions', 'chat']) {
       const start = (await httpGet(`http://${server.metricsAddress}/metrics`)).body;
