@@ -33,6 +33,10 @@ ABSL_FLAG(std::string, api, "grpc",
           "grpc: tandem.v1 Generate at --server; completions or chat: the OpenAI-compatible "
           "HTTP API at --http (/v1/completions or /v1/chat/completions, streamed)");
 ABSL_FLAG(std::string, http, "localhost:9400", "the server's HTTP host:port (--api=completions|chat)");
+ABSL_FLAG(bool, logprobs, false,
+          "--api=completions|chat: ask for each token's logprob, so every token is an event "
+          "of its own (without it a token whose text the server holds back, an incomplete "
+          "UTF-8 character, arrives with the next one)");
 ABSL_FLAG(int32_t, vocab_size, 50257,
           "--api=completions|chat: prompt token ids are drawn below this (gRPC asks the server)");
 ABSL_FLAG(int32_t, channels, 1,
@@ -211,7 +215,8 @@ int Main() {
       return SendGenerate(*stubs[next->fetch_add(1) % stubs.size()], request, run_start, reads);
     };
   } else if (api == "completions" || api == "chat") {
-    absl::StatusOr<OpenAiSender> sender = OpenAiSender::Connect(absl::GetFlag(FLAGS_http), api == "chat");
+    absl::StatusOr<OpenAiSender> sender = OpenAiSender::Connect(absl::GetFlag(FLAGS_http), api == "chat",
+                                                                 absl::GetFlag(FLAGS_logprobs));
     if (!sender.ok()) {
       std::fprintf(stderr, "error: %s\n", std::string(sender.status().message()).c_str());
       return 1;

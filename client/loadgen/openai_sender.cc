@@ -12,8 +12,10 @@ namespace tandem {
 
 using nlohmann::json;
 
-absl::StatusOr<OpenAiSender> OpenAiSender::Connect(const std::string& address, bool chat) {
+absl::StatusOr<OpenAiSender> OpenAiSender::Connect(const std::string& address, bool chat,
+                                                   bool logprobs) {
   OpenAiSender sender;
+  sender.logprobs_ = logprobs;
   const size_t colon = address.rfind(':');
   if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &sender.port_)) {
     return absl::InvalidArgumentError(absl::StrCat("--http \"", address, "\": expected host:port"));
@@ -40,6 +42,9 @@ RequestRecord OpenAiSender::Send(const std::vector<int32_t>& prompt, int max_tok
   json body = {{"model", model_},       {"max_tokens", max_tokens}, {"temperature", 0},
                {"ignore_eos", true},    {"stream", true},
                {"stream_options", {{"include_usage", true}}}};
+  if (logprobs_) {  // completions: the chosen token's only (0 alternatives)
+    body["logprobs"] = chat_ ? json(true) : json(0);
+  }
   if (chat_) {
     std::string text;
     for (int32_t id : prompt) absl::StrAppend(&text, text.empty() ? "" : " ", "w", id % 1000);
@@ -83,6 +88,14 @@ RequestRecord OpenAiSender::Send(const std::vector<int32_t>& prompt, int max_tok
       }
       if (!chunk.contains("choices") || chunk["choices"].empty()) continue;
       const json& choice = chunk["choices"][0];
+      if (logprobs_) {
+        const json& lp = choice.contains("logprobs") ? choice["logprobs"] : json();
+        const json tokens = !lp.is_object()   ? json()
+                            : chat_            ? lp.value("content", json())
+                                               : lp.value("tokens", json());
+        if (tokens.is_array()) r.token_times.insert(r.token_times.end(), tokens.size(), t);
+        continue;
+      }
       const json text = chat_ ? choice["delta"].value("content", json()) : choice.value("text", json());
       if (text.is_string() && !text.get<std::string>().empty()) r.token_times.push_back(t);
     }

@@ -11,7 +11,8 @@
 # once (128 prompt, 256 output), both with --token_times. Writes
 # OUT/probe-{sat,poisson,64}-RATIO.jsonl (+ .txt), the server's /metrics
 # (OUT/probe-metrics-RATIO.txt) and log; prints the ITL rows and a
-# histogram of the Poisson run's gaps in 0.1 ms bins. LOADGEN_FLAGS and
+# histogram of the Poisson run's gaps in 0.1 ms bins. LOADGEN_API=completions
+# or chat: through the OpenAI-compatible HTTP API instead of gRPC. LOADGEN_FLAGS and
 # SERVER_FLAGS: extra tandem-loadgen / tandem-server flags (e.g.
 # --channels=64); ITL_TAG: appended to the file names' RATIO.
 set -uo pipefail
@@ -29,6 +30,9 @@ for ratio in "$@"; do
     sleep 0.5
   done
   lg="$bin/tandem-loadgen --server=127.0.0.1:$port --progress_seconds=0 ${LOADGEN_FLAGS:-}"
+  # LOADGEN_API=completions|chat: through the OpenAI-compatible HTTP API
+  # (each stream its own connection), every token an event (--logprobs).
+  [ -n "${LOADGEN_API:-}" ] && lg="$lg --api=$LOADGEN_API --http=127.0.0.1:$http --logprobs"
   $lg --num_requests=64 --concurrency=64 --prompt_tokens=128 --output_tokens=64 > /dev/null 2>&1
   $lg --num_requests=256 --concurrency=64 --prompt_tokens=256 --output_tokens=256 \
       --out="$OUT/probe-sat-$r.jsonl" > "$OUT/probe-sat-$r.txt" 2>&1

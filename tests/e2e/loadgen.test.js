@@ -90,6 +90,15 @@ test('tandem-loadgen reports every request and agrees with /metrics', { timeout:
       if (api === 'completions') {
         assert.equal(sample(end, 'tandem_prompt_tokens_total') - sample(start, 'tandem_prompt_tokens_total'), (8 + 2) * 12);
       }
+      // With --logprobs every token is an event of its own: six stamps, read
+      // from the events' logprob entries (a failed read leaves none).
+      const stamped = await run([`--api=${api}`, `--http=${server.metricsAddress}`, '--num_requests=4',
+        '--concurrency=4', '--prompt_tokens=12', '--output_tokens=6', '--logprobs', '--token_times', '--warmup=0']);
+      assert.equal(stamped.code, 0, stamped.stdout);
+      for (const r of stamped.lines.filter((l) => !l.summary)) {
+        assert.equal(r.token_times_s.length, 6, api);
+        for (let i = 1; i < 6; ++i) assert.ok(r.token_times_s[i] >= r.token_times_s[i - 1], `${api}: ${r.token_times_s}`);
+      }
     }
   } finally {
     server.kill('SIGTERM');

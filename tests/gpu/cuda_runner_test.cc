@@ -263,11 +263,12 @@ TEST(DecodeKernelTest, GreedyTakesTheFirstMaximumOfTheLmHeadsLogits) {
 // GreedyDecode on a bf16 LM head's output whose rows are strided (a padded
 // head narrowed to V columns, as GPT-2's above kMaxFusedRows rows): the same
 // tie and NaN cases, and the float32 logits it writes on the way equal the
-// conversion ATen does.
+// conversion ATen does; at batches that split a row over 8, 4, 2 and 1
+// blocks.
 TEST(DecodeKernelTest, GreedyDecodeConvertsStridedLowPrecisionLogits) {
   c10::InferenceMode inference_mode;
   const int64_t vocab = 50257;
-  for (int64_t rows : {1, 9}) {
+  for (int64_t rows : {1, 9, 66, 200, 600}) {
     for (bool with_nan : {false, true}) {
       at::Tensor values = at::randn({rows, vocab}, at::kFloat);
       values.select(1, 40000).fill_(9.0);
