@@ -18,41 +18,19 @@
 #include <string>
 #include <vector>
 
+#include "core/model/cuda/bench_support.cuh"
 #include "core/model/cuda/decode_kernels.h"
 
 namespace {
+
+using tandem::bench::AllocBf16;
+using tandem::bench::Check;
 
 using tandem::DecodeAttentionShape;
 using bf16 = __nv_bfloat16;
 
 constexpr int kLayers = 12, kHeads = 12, kHeadDim = 64, kMaxBatch = 256, kMaxContext = 1025;
 constexpr int kReplays = 20;
-
-void Check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
-
-__global__ void Fill(bf16* p, size_t n, uint32_t seed) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
-       i += size_t{gridDim.x} * blockDim.x) {
-    uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed;
-    h ^= h >> 15;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    p[i] = __float2bfloat16(static_cast<float>(h % 2001) / 1000.0f - 1.0f);
-  }
-}
-
-bf16* Alloc(size_t n, uint32_t seed) {
-  bf16* p;
-  Check(cudaMalloc(&p, n * sizeof(bf16)), "cudaMalloc");
-  Fill<<<1024, 256>>>(p, n, seed);
-  Check(cudaGetLastError(), "Fill");
-  return p;
-}
 
 std::string Name(const DecodeAttentionShape& s) {
   return "block " + std::to_string(s.threads) + " split " + std::to_string(s.splits);
@@ -72,9 +50,9 @@ int main(int argc, char** argv) {
   const size_t cache = size_t{kMaxBatch} * kHeads * kMaxContext * kHeadDim;
   std::vector<bf16*> keys, values, qkvs;
   for (int l = 0; l < kLayers; ++l) {
-    keys.push_back(Alloc(cache, 11 + l));
-    values.push_back(Alloc(cache, 101 + l));
-    qkvs.push_back(Alloc(size_t{kMaxBatch} * 3 * kHeads * kHeadDim, 1001 + l));
+    keys.push_back(AllocBf16(cache, 11 + l));
+    values.push_back(AllocBf16(cache, 101 + l));
+    qkvs.push_back(AllocBf16(size_t{kMaxBatch} * 3 * kHeads * kHeadDim, 1001 + l));
   }
   bf16* out;
   Check(cudaMalloc(&out, size_t{kMaxBatch} * kHeads * kHeadDim * sizeof(bf16)), "cudaMalloc");

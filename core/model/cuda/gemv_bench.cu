@@ -21,12 +21,16 @@
 #include <string>
 #include <vector>
 
+#include "core/model/cuda/bench_support.cuh"
 #include "core/model/cuda/decode_kernels.h"
 #include "core/model/cuda/gemv_kernel.cu"  // its block shapes, to try others
 #include "core/model/cuda/kernel_math.cuh"
 #include "core/model/cuda/llama_kernels.h"
 
 namespace {
+
+using tandem::bench::AllocBf16;
+using tandem::bench::Check;
 
 using tandem::GemvInput;
 using tandem::KernelDType;
@@ -35,31 +39,6 @@ using bf16 = __nv_bfloat16;
 
 constexpr int kLayers = 16, kHidden = 2048, kInner = 8192, kQkv = 3072, kReplays = 50;
 constexpr KernelDType kType = KernelDType::kBFloat16;
-
-void Check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
-
-__global__ void Fill(bf16* p, size_t n, uint32_t seed, float scale) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
-       i += size_t{gridDim.x} * blockDim.x) {
-    uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed;
-    h ^= h >> 15;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    p[i] = __float2bfloat16(scale * (static_cast<float>(h % 2001) / 1000.0f - 1.0f));
-  }
-}
-
-bf16* Alloc(size_t n, uint32_t seed, float scale) {
-  bf16* p;
-  Check(cudaMalloc(&p, n * sizeof(bf16)), "cudaMalloc");
-  Fill<<<1024, 256>>>(p, n, seed, scale);
-  return p;
-}
 
 // Reads n floats4 and writes one sum per block (the copy-free bandwidth ceiling).
 __global__ void ReadAll(const uint4* p, size_t n, float* sink) {
@@ -134,21 +113,21 @@ int main(int argc, char** argv) {
   std::vector<Layer> layers(kLayers);
   uint32_t seed = 1;
   for (Layer& l : layers) {
-    l.qkv = Alloc(size_t{kQkv} * kHidden, seed++, 0.05f);
-    l.o = Alloc(size_t{kHidden} * kHidden, seed++, 0.05f);
-    l.gate_up = Alloc(size_t{2} * kInner * kHidden, seed++, 0.05f);
-    l.down = Alloc(size_t{kHidden} * kInner, seed++, 0.05f);
-    l.norm1 = Alloc(kHidden, seed++, 1.0f);
-    l.norm2 = Alloc(kHidden, seed++, 1.0f);
+    l.qkv = AllocBf16(size_t{kQkv} * kHidden, seed++, 0.05f);
+    l.o = AllocBf16(size_t{kHidden} * kHidden, seed++, 0.05f);
+    l.gate_up = AllocBf16(size_t{2} * kInner * kHidden, seed++, 0.05f);
+    l.down = AllocBf16(size_t{kHidden} * kInner, seed++, 0.05f);
+    l.norm1 = AllocBf16(kHidden, seed++, 1.0f);
+    l.norm2 = AllocBf16(kHidden, seed++, 1.0f);
   }
-  bf16* x0 = Alloc(size_t{8} * kHidden, 99, 1.0f);  // the residual stream's start
-  bf16* x = Alloc(size_t{8} * kHidden, 99, 1.0f);
-  bf16* h = Alloc(size_t{8} * kHidden, 0, 0.0f);
-  bf16* qkv = Alloc(size_t{8} * kQkv, 0, 0.0f);
-  bf16* attn = Alloc(size_t{8} * kHidden, 7, 1.0f);
-  bf16* gate_up = Alloc(size_t{16} * kInner, 0, 0.0f);
-  bf16* act = Alloc(size_t{8} * kInner, 0, 0.0f);
-  bf16* zeros = Alloc(size_t{2} * kInner, 0, 0.0f);
+  bf16* x0 = AllocBf16(size_t{8} * kHidden, 99, 1.0f);  // the residual stream's start
+  bf16* x = AllocBf16(size_t{8} * kHidden, 99, 1.0f);
+  bf16* h = AllocBf16(size_t{8} * kHidden, 0, 0.0f);
+  bf16* qkv = AllocBf16(size_t{8} * kQkv, 0, 0.0f);
+  bf16* attn = AllocBf16(size_t{8} * kHidden, 7, 1.0f);
+  bf16* gate_up = AllocBf16(size_t{16} * kInner, 0, 0.0f);
+  bf16* act = AllocBf16(size_t{8} * kInner, 0, 0.0f);
+  bf16* zeros = AllocBf16(size_t{2} * kInner, 0, 0.0f);
   Check(cudaDeviceSynchronize(), "fill");
   const float eps = 1e-5f;
 
