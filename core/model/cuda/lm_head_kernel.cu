@@ -84,10 +84,10 @@ struct GreedyPart {
   float sum;
 };
 
-// A row's logits in gridDim.z slices (up to kGreedyBlocks), one block each, the blocks of a
-// row forming a thread-block cluster: each finds its slice's first maximum
-// and exp-sum, then the cluster's first block merges them (distributed shared
-// memory) into the row's token and its log-softmax value
+// A row's logits in gridDim.z slices (up to kGreedyBlocks), one block each,
+// the blocks of a row forming a thread-block cluster: each finds its slice's
+// first maximum and exp-sum, then the cluster's first block merges them
+// (distributed shared memory) into the row's token and its log-softmax value
 // x[index] - (max + log(sum(exp(x - max)))). Row b starts at b * row_stride;
 // with `copy` (not null) the first pass also writes the slice there as
 // float32 [B, V] (a T-typed LM head's logits, converted on the way).
