@@ -62,6 +62,9 @@ bins = collections.Counter(min(int(g * 1e4), 30) for g in gaps)
 print("Poisson gaps per 0.1 ms bin (30: >= 3 ms):",
       " ".join(f"{k / 10:.1f}:{bins[k]}" for k in sorted(bins)))
 PY
+  # How the 64-at-once run's steps reached the client (burst length, how far
+  # a stream's place in a burst moves between steps).
+  python3 scripts/bench/arrival_spread.py "$OUT/probe-64-$r.jsonl" | sed 's/^/64 at once: /'
   # The Poisson run's steps (tandem_step_busy_seconds after minus before):
   # the median step's bucket and the longest step's.
   python3 - "$OUT/probe-metrics-before-poisson-$r.txt" "$OUT/probe-metrics-after-poisson-$r.txt" <<'PY'
