@@ -33,7 +33,8 @@
 #              TTFT with 128-token prompts at N = 1, 16, 64
 #   prevprefill  the decode-bench TTFT rows of `prefill` on the previous build (.prev/)
 #   itl        scripts/bench/poisson_itl.sh: Poisson ITL with every token's time, at
-#              --prefill_stall_ratio ITL_RATIOS (default "0.5")
+#              --prefill_stall_ratio ITL_RATIOS (default "0.5"), through gRPC and the
+#              OpenAI HTTP API (ITL_APIS, default "grpc completions")
 #   stall      scripts/bench/long_prompt_stall.sh on GPT-2 small: a 1000-token prompt
 #              arriving while 7 streams decode (their longest gap vs their median)
 #   openai     tandem-loadgen through gRPC, /v1/chat/completions and /v1/completions:
@@ -221,8 +222,12 @@ for step in "$@"; do
           bash scripts/bench/long_prompt_stall.sh build-gpu "$OUT/stall-prev" \
           --prefill_tokens_while_decoding=100000 | sed 's/^/unchunked: /' | tee -a "$OUT/stall.txt" ;;
     itl)
-      # shellcheck disable=SC2086  # ITL_RATIOS: space-separated
-      bash scripts/bench/poisson_itl.sh build-gpu ${ITL_RATIOS:-0.5} | tee "$OUT/itl.txt" ;;
+      # Through gRPC, then the OpenAI HTTP API (ITL_APIS; file tags -grpc, -completions).
+      for api in ${ITL_APIS:-grpc completions}; do
+        # shellcheck disable=SC2086  # ITL_RATIOS: space-separated
+        LOADGEN_API=$([ "$api" = grpc ] || echo "$api") ITL_TAG=-$api \
+            bash scripts/bench/poisson_itl.sh build-gpu ${ITL_RATIOS:-0.5}
+      done | tee "$OUT/itl.txt" ;;
     prevprefill)
       build_prev || continue
       build-prev/bin/tandem-bench --prompt_tokens=128 --new_tokens=16 --batch=1,16,64 \
