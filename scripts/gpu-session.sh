@@ -46,7 +46,8 @@
 #   llamaprofile  per-kernel times (Nsight Compute) of a Llama-3.2-1B decode step
 #   prefillprofile  per-kernel times of the smallest prefill step (GPT-2 small)
 #   attnbench  tandem-attention-bench: the decode attention kernel's launch shapes at GPT-2
-#              small's attention (batches 64-256, contexts 164-1000)
+#              small's attention (batches 64-256, contexts 164-1000), and the read
+#              ceilings of its access pattern (the same slices without math; contiguous)
 #   gemvbench  tandem-gemv-bench: the small-batch projections at the Llama-3.2-1B shape,
 #              fused linear + RMSNorm/SwiGLU kernels vs LaunchGemv at several grid sizes; one row
 #   prevbench  the bench step on the previous build: the tree in .prev/ (made here with

@@ -5,7 +5,9 @@
 // context in one or two blocks. Each case runs as a CUDA graph over 12 layers
 // of distinct caches (up to 9.7 GB, so no layer's K/V stays in L2), 20
 // replays; prints a table (µs per launch, K/V bytes read per second) and JSON
-// lines, and checks every shape's output against the default's.
+// lines, and checks every shape's output against the default's. Two more
+// rows per case give the read ceiling of the access pattern: the same slices
+// read with no math, and the same number of bytes read contiguously.
 //
 //   tandem-attention-bench [out.jsonl]    (bash scripts/gpu-session.sh attnbench)
 #include <cuda_bf16.h>
@@ -15,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +46,44 @@ float ToFloat(uint16_t bits) {
   return f;
 }
 
+// The read ceiling of attention's access pattern: block (h, b) reads the
+// first `length` positions of slot b's head h in K and V (the bytes the
+// attention kernel reads, 16 at a time, four loads in flight per thread) and
+// does no math; one word per block keeps the loads.
+__global__ void ReadSlicesKernel(const uint4* __restrict__ keys, const uint4* __restrict__ values,
+                                 int heads, int max_context, int length, uint32_t* sink) {
+  constexpr int kPerRow = kHeadDim * sizeof(bf16) / sizeof(uint4);
+  const size_t head = (static_cast<size_t>(blockIdx.y) * heads + blockIdx.x) * max_context;
+  const uint4* k = keys + head * kPerRow;
+  const uint4* v = values + head * kPerRow;
+  const int n = length * kPerRow;
+  uint32_t acc = 0;
+  for (int i = threadIdx.x; i < n; i += 4 * blockDim.x) {
+    uint4 a[4], c[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int at = min(i + j * static_cast<int>(blockDim.x), n - 1);
+      a[j] = __ldg(k + at);
+      c[j] = __ldg(v + at);
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) acc ^= a[j].x ^ a[j].y ^ a[j].z ^ a[j].w ^ c[j].x ^ c[j].w;
+  }
+  if (acc == 0x9e3779b9u) sink[blockIdx.y * gridDim.x + blockIdx.x] = acc;
+}
+
+// The same number of bytes read from one contiguous region per tensor.
+__global__ void ReadContiguousKernel(const uint4* __restrict__ keys,
+                                     const uint4* __restrict__ values, size_t n, uint32_t* sink) {
+  uint32_t acc = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+       i += size_t{gridDim.x} * blockDim.x) {
+    const uint4 a = __ldg(keys + i), c = __ldg(values + i);
+    acc ^= a.x ^ a.y ^ a.z ^ a.w ^ c.x ^ c.w;
+  }
+  if (acc == 0x9e3779b9u) sink[blockIdx.x] = acc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -69,6 +110,40 @@ int main(int argc, char** argv) {
   Check(cudaEventCreate(&start), "cudaEventCreate");
   Check(cudaEventCreate(&stop), "cudaEventCreate");
   const float scale = 0.125f;
+  uint32_t* sink;
+  Check(cudaMalloc(&sink, size_t{kMaxBatch} * kHeads * sizeof(uint32_t)), "cudaMalloc");
+  // µs per launch of `launch(l)` for l = 0 .. kLayers - 1, captured as one
+  // CUDA graph and replayed kReplays times after a warm-up replay.
+  auto TimeLayers = [&](const std::function<void(int)>& launch) {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    Check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "capture");
+    for (int l = 0; l < kLayers; ++l) launch(l);
+    Check(cudaStreamEndCapture(stream, &graph), "capture");
+    Check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+    Check(cudaGraphLaunch(exec, stream), "replay");  // warm-up
+    Check(cudaEventRecord(start, stream), "record");
+    for (int r = 0; r < kReplays; ++r) Check(cudaGraphLaunch(exec, stream), "replay");
+    Check(cudaEventRecord(stop, stream), "record");
+    Check(cudaEventSynchronize(stop), "sync");
+    float ms = 0;
+    Check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
+    Check(cudaGraphExecDestroy(exec), "destroy");
+    Check(cudaGraphDestroy(graph), "destroy");
+    return 1e3 * ms / (kReplays * kLayers);
+  };
+  // A table row and a JSON line; TB/s counts the K/V bytes attention reads.
+  auto report = [&](int batch, int context, const std::string& name, double us, float diff) {
+    const double bytes = 2.0 * batch * kHeads * context * kHeadDim * sizeof(bf16);
+    std::printf("%6d %6d  %-22s %9.2f %8.2f %10.2e\n", batch, context, name.c_str(), us,
+                bytes / us / 1e6, diff);
+    if (json != nullptr) {
+      std::fprintf(json,
+                   "{\"batch\": %d, \"context\": %d, \"shape\": \"%s\", \"us\": %.3f, "
+                   "\"tb_per_s\": %.3f, \"max_diff\": %.3e}\n",
+                   batch, context, name.c_str(), us, bytes / us / 1e6, diff);
+    }
+  };
   std::printf("%6s %6s  %-22s %9s %8s %10s\n", "batch", "ctx", "shape", "us", "TB/s", "max diff");
   for (int batch : {64, 128, 256}) {
     for (int context : {164, 320, 1000}) {
@@ -99,33 +174,26 @@ int main(int argc, char** argv) {
         for (size_t k = 0; k < got.size(); ++k) {
           diff = std::fmax(diff, std::fabs(ToFloat(got[k]) - ToFloat(reference[k])));
         }
-        cudaGraph_t graph;
-        cudaGraphExec_t exec;
-        Check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "capture");
-        for (int l = 0; l < kLayers; ++l) launch(l);
-        Check(cudaStreamEndCapture(stream, &graph), "capture");
-        Check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-        Check(cudaGraphLaunch(exec, stream), "replay");  // warm-up
-        Check(cudaEventRecord(start, stream), "record");
-        for (int r = 0; r < kReplays; ++r) Check(cudaGraphLaunch(exec, stream), "replay");
-        Check(cudaEventRecord(stop, stream), "record");
-        Check(cudaEventSynchronize(stop), "sync");
-        float ms = 0;
-        Check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
-        const double us = 1e3 * ms / (kReplays * kLayers);
-        const double bytes = 2.0 * batch * kHeads * context * kHeadDim * sizeof(bf16);
-        const std::string name = (i == 0 ? "default: " : "") + Name(shape);
-        std::printf("%6d %6d  %-22s %9.2f %8.2f %10.2e\n", batch, context, name.c_str(), us,
-                    bytes / us / 1e6, diff);
-        if (json != nullptr) {
-          std::fprintf(json,
-                       "{\"batch\": %d, \"context\": %d, \"shape\": \"%s\", \"us\": %.3f, "
-                       "\"tb_per_s\": %.3f, \"max_diff\": %.3e}\n",
-                       batch, context, name.c_str(), us, bytes / us / 1e6, diff);
-        }
-        Check(cudaGraphExecDestroy(exec), "destroy");
-        Check(cudaGraphDestroy(graph), "destroy");
+        report(batch, context, (i == 0 ? "default: " : "") + Name(shape), TimeLayers(launch),
+               diff);
       }
+      // What the same bytes cost to read without attention's math: in the
+      // same slices, and from one contiguous region.
+      auto k16 = [&](int l) { return reinterpret_cast<const uint4*>(keys[l]); };
+      auto v16 = [&](int l) { return reinterpret_cast<const uint4*>(values[l]); };
+      const double slices_us = TimeLayers([&](int l) {
+        ReadSlicesKernel<<<dim3(kHeads, batch), 256, 0, stream>>>(k16(l), v16(l), kHeads,
+                                                                  kMaxContext, context, sink);
+        Check(cudaGetLastError(), "read slices");
+      });
+      report(batch, context, "read slices only", slices_us, 0.0f);
+      const size_t contiguous = static_cast<size_t>(batch) * kHeads * context * kHeadDim *
+                                sizeof(bf16) / sizeof(uint4);
+      const double contiguous_us = TimeLayers([&](int l) {
+        ReadContiguousKernel<<<4 * 132, 512, 0, stream>>>(k16(l), v16(l), contiguous, sink);
+        Check(cudaGetLastError(), "read contiguous");
+      });
+      report(batch, context, "read contiguous", contiguous_us, 0.0f);
     }
   }
   if (json != nullptr) std::fclose(json);
