@@ -9,13 +9,20 @@ namespace tandem {
 SideStream::SideStream(c10::DeviceIndex device)
     : stream_(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device)) {
   c10::cuda::CUDAGuard guard(device);
-  CheckCuda(cudaEventCreateWithFlags(&forked_, cudaEventDisableTiming), "cudaEventCreate");
-  CheckCuda(cudaEventCreateWithFlags(&joined_, cudaEventDisableTiming), "cudaEventCreate");
+  const cudaError_t forked = cudaEventCreateWithFlags(&forked_, cudaEventDisableTiming);
+  const cudaError_t joined = cudaEventCreateWithFlags(&joined_, cudaEventDisableTiming);
+  if (forked != cudaSuccess || joined != cudaSuccess) {
+    DestroyEvents();  // the destructor does not run when the constructor throws
+    CheckCuda(forked != cudaSuccess ? forked : joined, "cudaEventCreate");
+  }
 }
 
-SideStream::~SideStream() {
-  cudaEventDestroy(forked_);
-  cudaEventDestroy(joined_);
+SideStream::~SideStream() { DestroyEvents(); }
+
+void SideStream::DestroyEvents() {
+  if (forked_ != nullptr) cudaEventDestroy(forked_);
+  if (joined_ != nullptr) cudaEventDestroy(joined_);
+  forked_ = joined_ = nullptr;
 }
 
 void SideStream::Fork() const {

@@ -29,6 +29,8 @@ class SideStream {
   c10::cuda::CUDAStream stream() const { return stream_; }
 
  private:
+  void DestroyEvents();
+
   c10::cuda::CUDAStream stream_;
   cudaEvent_t forked_ = nullptr;  // recorded on the current stream
   cudaEvent_t joined_ = nullptr;  // recorded on the side stream
