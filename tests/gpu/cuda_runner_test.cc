@@ -262,35 +262,65 @@ TEST(DecodeKernelTest, GreedyTakesTheFirstMaximumOfTheLmHeadsLogits) {
 
 // GreedyDecode on a bf16 LM head's output whose rows are strided (a padded
 // head narrowed to V columns, as GPT-2's above kMaxFusedRows rows): the same
-// tie and NaN cases, and the float32 logits it writes on the way equal the
-// conversion ATen does; at batches that split a row over 8, 4, 2 and 1
-// blocks.
+// tie and NaN cases (and a tie inside one 16-byte vector), and the float32
+// logits it writes on the way equal the conversion ATen does; at batches
+// that split a row over 8, 4, 2 and 1 blocks, with rows that start on a
+// 16-byte boundary (padding 47) and rows that mostly do not (padding 3).
 TEST(DecodeKernelTest, GreedyDecodeConvertsStridedLowPrecisionLogits) {
   c10::InferenceMode inference_mode;
   const int64_t vocab = 50257;
-  for (int64_t rows : {1, 9, 66, 200, 600}) {
-    for (bool with_nan : {false, true}) {
-      at::Tensor values = at::randn({rows, vocab}, at::kFloat);
-      values.select(1, 40000).fill_(9.0);
-      values.select(1, 37).fill_(9.0);
-      if (with_nan) values.select(1, 12345).fill_(NAN);
-      const at::Tensor padded =
-          at::zeros({rows, vocab + 47}, at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA));
-      padded.narrow(1, 0, vocab).copy_(values);
-      const CausalLm::SlotDecode out = GreedyDecode(padded.narrow(1, 0, vocab));
-      const at::Tensor want = values.to(at::kBFloat16).to(at::kFloat);
-      ASSERT_TRUE(out.logits.is_contiguous());
-      ASSERT_EQ(out.logits.scalar_type(), at::kFloat);
-      EXPECT_TRUE(at::equal(out.logits.cpu().nan_to_num(0), want.nan_to_num(0)))
-          << "rows " << rows;
-      const int64_t expected_token = with_nan ? 12345 : 37;
-      EXPECT_TRUE(out.tokens.cpu().eq(expected_token).all().item<bool>())
-          << "rows " << rows << " nan " << with_nan << ": " << out.tokens.cpu();
-      if (with_nan) {
-        EXPECT_TRUE(out.logprobs.cpu().isnan().all().item<bool>()) << out.logprobs.cpu();
-      } else {
-        const at::Tensor expected = at::log_softmax(want, 1).select(1, 37);
-        EXPECT_TRUE(at::allclose(out.logprobs.cpu(), expected, 1e-5, 1e-5)) << out.logprobs.cpu();
+  for (int64_t padding : {47, 3}) {
+    for (int64_t rows : {1, 9, 66, 200, 600}) {
+      for (bool with_nan : {false, true}) {
+        at::Tensor values = at::randn({rows, vocab}, at::kFloat);
+        values.select(1, 40000).fill_(9.0);
+        values.select(1, 39).fill_(9.0);
+        values.select(1, 37).fill_(9.0);
+        if (with_nan) values.select(1, 12345).fill_(NAN);
+        const at::Tensor padded = at::zeros(
+            {rows, vocab + padding}, at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA));
+        padded.narrow(1, 0, vocab).copy_(values);
+        const CausalLm::SlotDecode out = GreedyDecode(padded.narrow(1, 0, vocab));
+        const at::Tensor want = values.to(at::kBFloat16).to(at::kFloat);
+        ASSERT_TRUE(out.logits.is_contiguous());
+        ASSERT_EQ(out.logits.scalar_type(), at::kFloat);
+        EXPECT_TRUE(at::equal(out.logits.cpu().nan_to_num(0), want.nan_to_num(0)))
+            << "padding " << padding << " rows " << rows;
+        const int64_t expected_token = with_nan ? 12345 : 37;
+        EXPECT_TRUE(out.tokens.cpu().eq(expected_token).all().item<bool>())
+            << "padding " << padding << " rows " << rows << " nan " << with_nan << ": "
+            << out.tokens.cpu();
+        if (with_nan) {
+          EXPECT_TRUE(out.logprobs.cpu().isnan().all().item<bool>()) << out.logprobs.cpu();
+        } else {
+          const at::Tensor expected = at::log_softmax(want, 1).select(1, 37);
+          EXPECT_TRUE(at::allclose(out.logprobs.cpu(), expected, 1e-5, 1e-5)) << out.logprobs.cpu();
+        }
+      }
+    }
+  }
+}
+
+// The greedy kernel on short rows that start off a 16-byte boundary (a
+// tensor narrowed past its first column), where most logits are read one by
+// one: token = torch.argmax, log-probability = log_softmax's, the float32
+// copy = ATen's conversion; float32 and bf16.
+TEST(DecodeKernelTest, GreedyDecodeOnShortMisalignedRows) {
+  c10::InferenceMode inference_mode;
+  for (at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+    for (int64_t vocab : {1, 5, 13, 17, 100, 1001}) {
+      for (int64_t rows : {1, 3}) {
+        const at::Tensor values = at::randn({rows, vocab + 2}, at::kFloat).to(dtype);
+        const at::Tensor logits = values.to(at::kCUDA).narrow(1, 1, vocab);
+        const CausalLm::SlotDecode out = GreedyDecode(logits);
+        const at::Tensor want = values.narrow(1, 1, vocab).to(at::kFloat);
+        const std::string where = std::string(c10::toString(dtype)) + " vocab " +
+                                  std::to_string(vocab) + " rows " + std::to_string(rows);
+        EXPECT_TRUE(at::equal(out.logits.cpu(), want)) << where;
+        EXPECT_TRUE(out.tokens.cpu().equal(want.argmax(1))) << where << ": " << out.tokens.cpu();
+        const at::Tensor expected =
+            at::log_softmax(want, 1).gather(1, want.argmax(1).unsqueeze(1)).squeeze(1);
+        EXPECT_TRUE(at::allclose(out.logprobs.cpu(), expected, 1e-5, 1e-5)) << where;
       }
     }
   }
