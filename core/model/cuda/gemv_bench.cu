@@ -8,10 +8,16 @@
 // CUDA graph over 16 layers of distinct weights (1.9 GB, so nothing stays in
 // L2), 50 replays; prints a table (µs per launch or per layer, weight bytes
 // read per second) and JSON lines, and checks that both paths give the same
-// outputs.
+// outputs. Also: cuBLAS (cublasGemmEx, bf16, fp32 accumulation: what
+// at::matmul runs for one row) on each projection, without the RMSNorm and
+// SwiGLU it would need as kernels of their own (o and down add into the
+// residual with beta = 1); the down projection at other block shapes; and
+// the LM head (128,256 x 2048) through cuBLAS and through LaunchGemv with
+// the final RMSNorm folded in.
 //
 //   tandem-gemv-bench [out.jsonl]    (bash scripts/gpu-session.sh gemvbench)
 #include <cuda_bf16.h>
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -37,7 +43,8 @@ using tandem::KernelDType;
 using tandem::LinearEpilogue;
 using bf16 = __nv_bfloat16;
 
-constexpr int kLayers = 16, kHidden = 2048, kInner = 8192, kQkv = 3072, kReplays = 50;
+constexpr int kLayers = 16, kHidden = 2048, kInner = 8192, kQkv = 3072, kVocab = 128256,
+              kReplays = 50;
 constexpr KernelDType kType = KernelDType::kBFloat16;
 
 // Reads n floats4 and writes one sum per block (the copy-free bandwidth ceiling).
@@ -128,7 +135,28 @@ int main(int argc, char** argv) {
   bf16* gate_up = AllocBf16(size_t{16} * kInner, 0, 0.0f);
   bf16* act = AllocBf16(size_t{8} * kInner, 0, 0.0f);
   bf16* zeros = AllocBf16(size_t{2} * kInner, 0, 0.0f);
+  bf16* lm_head = AllocBf16(size_t{kVocab} * kHidden, seed++, 0.05f);
+  bf16* norm_f = AllocBf16(kHidden, seed++, 1.0f);
+  bf16* logits = AllocBf16(size_t{kVocab}, 0, 0.0f);
   Check(cudaDeviceSynchronize(), "fill");
+  cublasHandle_t blas;
+  if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) Check(cudaErrorUnknown, "cublasCreate");
+  void* workspace;  // set up front: graph capture must not allocate
+  constexpr size_t kWorkspace = size_t{32} << 20;
+  Check(cudaMalloc(&workspace, kWorkspace), "workspace");
+  if (cublasSetStream(blas, s) != CUBLAS_STATUS_SUCCESS ||
+      cublasSetWorkspace(blas, workspace, kWorkspace) != CUBLAS_STATUS_SUCCESS) {
+    Check(cudaErrorUnknown, "cublas setup");
+  }
+  // out[N] = W[N, K] x[K] (+ out with beta = 1), as at::matmul's one row.
+  auto cublas = [&](const bf16* in, const bf16* w, bf16* out, int K, int N, float beta) {
+    const float alpha = 1.0f;
+    if (cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, N, 1, K, &alpha, w, CUDA_R_16BF, K, in,
+                     CUDA_R_16BF, K, &beta, out, CUDA_R_16BF, N, CUBLAS_COMPUTE_32F,
+                     CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS) {
+      Check(cudaErrorUnknown, "cublasGemmEx");
+    }
+  };
   const float eps = 1e-5f;
 
   auto old_linear = [&](LinearEpilogue e, const bf16* in, const bf16* w, bf16* out, int K,
@@ -210,6 +238,39 @@ int main(int argc, char** argv) {
       {"layer old (7 kernels)", layer_bytes, old_layer},
       {"layer LaunchGemv", layer_bytes, new_layer},
   };
+  cases.push_back({"qkv cublas", qkv_bytes,
+                   [&](const Layer& l) { cublas(h, l.qkv, qkv, kHidden, kQkv, 0.0f); }});
+  cases.push_back({"o cublas +residual", o_bytes,
+                   [&](const Layer& l) { cublas(attn, l.o, x, kHidden, kHidden, 1.0f); }});
+  cases.push_back({"gate_up cublas", gu_bytes, [&](const Layer& l) {
+                     cublas(h, l.gate_up, gate_up, kHidden, 2 * kInner, 0.0f);
+                   }});
+  cases.push_back({"down cublas +residual", down_bytes,
+                   [&](const Layer& l) { cublas(act, l.down, x, kInner, kHidden, 1.0f); }});
+  // The down projection at other shapes (columns per group x vectors per
+  // column and thread) and grids.
+  for (int bps : {tandem::kAutoBlocks, 1, 2}) {
+    const std::string at = bps == tandem::kAutoBlocks ? " auto" : " " + std::to_string(bps) + "/SM";
+    cases.push_back({"down gemv 4x4" + at, down_bytes, [&, bps](const Layer& l) {
+                       GemvAt<GI::kPlain, LE::kBiasResidual, 4, 4>(act, nullptr, l.down, x,
+                                                                   kInner, kHidden, bps, s);
+                     }});
+    cases.push_back({"down gemv 1x4" + at, down_bytes, [&, bps](const Layer& l) {
+                       GemvAt<GI::kPlain, LE::kBiasResidual, 1, 4>(act, nullptr, l.down, x,
+                                                                   kInner, kHidden, bps, s);
+                     }});
+  }
+  // The LM head (one matrix, 525 MB: nothing stays in L2 between replays).
+  const double lm_bytes = b * kVocab * kHidden;
+  cases.push_back({"lm_head cublas", lm_bytes,
+                   [&](const Layer&) { cublas(h, lm_head, logits, kHidden, kVocab, 0.0f); }});
+  for (int bps : {tandem::kAutoBlocks, 1, 3}) {
+    const std::string at = bps == tandem::kAutoBlocks ? " auto" : " " + std::to_string(bps) + "/SM";
+    cases.push_back({"lm_head gemv+norm" + at, lm_bytes, [&, bps](const Layer&) {
+                       GemvAt<GI::kRmsNorm, LE::kBias, 8, 1>(x, norm_f, lm_head, logits, kHidden,
+                                                             kVocab, bps, s);
+                     }});
+  }
   for (int bps = -1; bps <= 3; ++bps) {
     const std::string at = bps == tandem::kAutoBlocks ? " auto"
                            : bps == 0                 ? " grid"
