@@ -11,17 +11,23 @@
 # once (128 prompt, 256 output), both with --token_times. Writes
 # OUT/probe-{sat,poisson,64}-RATIO.jsonl (+ .txt), the server's /metrics
 # (OUT/probe-metrics-RATIO.txt) and log; prints the ITL rows and a
-# histogram of the Poisson run's gaps in 0.1 ms bins. LOADGEN_API=completions
+# histogram of the Poisson run's gaps in 0.1 ms bins (a RATIO given again
+# runs again, its files tagged -2, -3, ...). LOADGEN_API=completions
 # or chat: through the OpenAI-compatible HTTP API instead of gRPC. LOADGEN_FLAGS and
 # SERVER_FLAGS: extra tandem-loadgen / tandem-server flags (e.g.
 # --channels=64); ITL_TAG: appended to the file names' RATIO.
 set -uo pipefail
 bin=$1/bin
 shift
-port=$((50300 + $$ % 100 * 10))  # distinct from an earlier run's ports
+# A port nothing listens on now (the OS picks it).
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+declare -A runs  # a RATIO given again: its files get -2, -3, ...
 for ratio in "$@"; do
-  r=$ratio${ITL_TAG:-}
-  port=$((port + 1)); http=$((port + 1000))  # a fresh pair per server
+  runs[$ratio]=$((${runs[$ratio]:-0} + 1))
+  r=$ratio$([ "${runs[$ratio]}" = 1 ] || echo "-${runs[$ratio]}")${ITL_TAG:-}
+  port=$(free_port); http=$(free_port)  # a fresh pair per server
   $bin/tandem-server --listen=127.0.0.1:$port --metrics_listen=127.0.0.1:$http \
       --prefill_stall_ratio="$ratio" ${SERVER_FLAGS:-} > "$OUT/probe-server-$r.log" 2>&1 &
   s=$!
