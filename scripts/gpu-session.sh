@@ -33,7 +33,7 @@
 #              TTFT with 128-token prompts at N = 1, 16, 64
 #   prevprefill  the decode-bench TTFT rows of `prefill` on the previous build (.prev/)
 #   itl        scripts/bench/poisson_itl.sh: Poisson ITL with every token's time, at
-#              --prefill_stall_ratio ITL_RATIOS (default "0.5"), through gRPC and the
+#              --prefill_stall_ratio ITL_RATIOS (default "0.25"), through gRPC and the
 #              OpenAI HTTP API (ITL_APIS, default "grpc completions")
 #   stall      scripts/bench/long_prompt_stall.sh on GPT-2 small: a 1000-token prompt
 #              arriving while 7 streams decode (their longest gap vs their median)
@@ -227,7 +227,7 @@ for step in "$@"; do
       for api in ${ITL_APIS:-grpc completions}; do
         # shellcheck disable=SC2086  # ITL_RATIOS: space-separated
         LOADGEN_API=$([ "$api" = grpc ] || echo "$api") ITL_TAG=-$api \
-            bash scripts/bench/poisson_itl.sh build-gpu ${ITL_RATIOS:-0.5}
+            bash scripts/bench/poisson_itl.sh build-gpu ${ITL_RATIOS:-0.25}
       done | tee "$OUT/itl.txt" ;;
     prevprefill)
       build_prev || continue

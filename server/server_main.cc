@@ -66,7 +66,7 @@ ABSL_FLAG(int32_t, max_prefill_tokens, 8192,
 ABSL_FLAG(int32_t, prefill_tokens_while_decoding, 2048,
           "the most prompt tokens per step while streams decode: longer prompts and "
           "bursts are split into chunks that share steps with the decode rows");
-ABSL_FLAG(double, prefill_stall_ratio, 0.5,
+ABSL_FLAG(double, prefill_stall_ratio, 0.25,
           "while streams decode, a step that also prefills may take about (1 + this) times "
           "a decode-only step (the chunk size adapts to the measured costs), bounding "
           "running streams' gaps between tokens");

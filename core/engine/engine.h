@@ -27,7 +27,7 @@ struct EngineOptions {
   // Prompt tokens per step: see SchedulerOptions.
   int32_t max_prefill_tokens_per_step = 8192;
   int32_t prefill_tokens_while_decoding = 2048;
-  double prefill_stall_ratio = 0.5;
+  double prefill_stall_ratio = 0.25;
   // kDoubleBuffered: launch step i+1 before reading step i's results. Takes
   // effect only with a runner that keeps decode inputs on the device.
   Pipeline pipeline = Pipeline::kDoubleBuffered;

@@ -33,7 +33,7 @@ struct SchedulerOptions {
   // prompt or a burst is split into chunks that share the following steps
   // with the decode rows, and running streams slow down by a bounded factor.
   int32_t prefill_tokens_while_decoding = 2048;
-  double prefill_stall_ratio = 0.5;
+  double prefill_stall_ratio = 0.25;
   double prefill_fixed_seconds = 0;  // ModelDescription::prefill_fixed_seconds
   // Sampled ids that end a sequence (ModelDescription::eos_token_ids).
   std::vector<int32_t> eos_token_ids;
