@@ -15,8 +15,9 @@ RequestLimits LimitsFor(const ModelDescription& model) {
 }
 
 SchedulerOptions SchedulerOptionsFor(const EngineOptions& options,
-                                     const ModelDescription& model) {
+                                     const ModelDescription& model, bool pipelined) {
   SchedulerOptions scheduler;
+  scheduler.decode_behind_prefill = pipelined;
   scheduler.num_slots = model.num_slots;
   scheduler.max_prefill_tokens_per_step = options.max_prefill_tokens_per_step;
   scheduler.prefill_tokens_while_decoding = options.prefill_tokens_while_decoding;
@@ -43,7 +44,7 @@ Engine::Engine(EngineOptions options, std::unique_ptr<ModelRunner> runner,
                  runner_->reads_tokens_on_device()),
       observer_(observer),
       queue_(model_.num_slots, options.max_queue),
-      scheduler_(SchedulerOptionsFor(options, model_), tokenizer, observer) {
+      scheduler_(SchedulerOptionsFor(options, model_, pipelined_), tokenizer, observer) {
   thread_ = std::thread([this] { Loop(); });
 }
 

@@ -69,6 +69,15 @@ PrefillItem Scheduler::NextChunk(Sequence* seq, int32_t budget) const {
   return item;
 }
 
+bool Scheduler::DecodesBehindPrefill(const Sequence& seq) const {
+  // Every chunk was planned in an earlier step (this step's come later), so
+  // the last one is in flight; a sequence that ends at its first token gets
+  // no row (one that ends there otherwise has its row's output dropped).
+  return options_.decode_behind_prefill &&
+         seq.prefill_cursor == static_cast<int32_t>(seq.request.prompt_token_ids.size()) &&
+         seq.request.stopping.max_tokens > 1;
+}
+
 StepPlan Scheduler::Schedule(absl::Time now) {
   for (const auto& [id, reason] : cancelled_) {
     auto it = sequences_.find(id);
@@ -88,14 +97,14 @@ StepPlan Scheduler::Schedule(absl::Time now) {
   // Running sequences decode first, so admission never delays them.
   for (uint64_t id : running_) {
     const Sequence& seq = *sequences_.at(id);
-    // A prefill still in flight (pipelined engine): decode from the next step.
-    if (!seq.prefilled) continue;
+    if (!seq.prefilled && !DecodesBehindPrefill(seq)) continue;
+    const std::vector<int32_t>& generated = seq.output.generated();
     DecodeItem item;
     item.sequence_id = id;
     item.slot = seq.slot;
-    item.token = seq.output.generated().back();
+    item.token = generated.empty() ? -1 : generated.back();
     item.position = static_cast<int32_t>(seq.request.prompt_token_ids.size() +
-                                         seq.output.generated().size() - 1);
+                                         std::max<size_t>(generated.size(), 1) - 1);
     item.sampling = SamplingFor(seq);
     plan.decodes.push_back(item);
   }

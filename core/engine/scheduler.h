@@ -37,6 +37,13 @@ struct SchedulerOptions {
   double prefill_fixed_seconds = 0;  // ModelDescription::prefill_fixed_seconds
   // Sampled ids that end a sequence (ModelDescription::eos_token_ids).
   std::vector<int32_t> eos_token_ids;
+  // The runner keeps each slot's next token, position and sampling offset on
+  // the device and the engine plans step i+1 before step i completes (the
+  // double-buffered pipeline): a sequence then decodes in the step right
+  // after the one that runs its prompt's last chunk, which writes its first
+  // token into the slot's state, instead of one step later. Otherwise a
+  // sequence decodes once that step has completed.
+  bool decode_behind_prefill = false;
 };
 
 // Admits waiting requests into free KV slots in arrival order, plans each step
@@ -88,6 +95,9 @@ class Scheduler {
   void Retire(uint64_t sequence_id, FinishReason reason, absl::Time now,
               std::string stop_sequence = "", absl::Status error = absl::OkStatus());
   RowSampling SamplingFor(const Sequence& seq) const;
+  // Whether `seq`, whose prompt's last chunk has not completed, decodes in
+  // the step being planned (SchedulerOptions::decode_behind_prefill).
+  bool DecodesBehindPrefill(const Sequence& seq) const;
   // Plans the next chunk of `seq`'s prompt, at most `budget` tokens.
   PrefillItem NextChunk(Sequence* seq, int32_t budget) const;
 

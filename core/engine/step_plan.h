@@ -38,7 +38,10 @@ struct PrefillItem {
 };
 
 // Feeds one token at `position` to the sequence in `slot` (appending its K/V)
-// and samples the next token.
+// and samples the next token. A runner that reads tokens on the device takes
+// the token, position and sampling offset from the slot's state there; in
+// its plans `token` and `sampling.rng_offset` are the host's last known
+// values (a step behind; token -1 before the first token reached the host).
 struct DecodeItem {
   uint64_t sequence_id = 0;
   int32_t slot = -1;

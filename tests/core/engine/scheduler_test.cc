@@ -24,8 +24,9 @@ class SchedulerTest : public ::testing::Test {
  protected:
   void MakeScheduler(int slots, int prefill_budget = 2048,
                      std::vector<int32_t> eos_token_ids = {kEos},
-                     int budget_while_decoding = 2048) {
+                     int budget_while_decoding = 2048, bool decode_behind_prefill = false) {
     SchedulerOptions options;
+    options.decode_behind_prefill = decode_behind_prefill;
     options.num_slots = slots;
     options.max_prefill_tokens_per_step = prefill_budget;
     options.prefill_tokens_while_decoding = budget_while_decoding;
@@ -56,6 +57,13 @@ class SchedulerTest : public ::testing::Test {
     }
     scheduler_->Complete(plan, output, absl::Now());
     return plan;
+  }
+  // Completes `plan` (planned earlier) with every row sampling `token`.
+  void Complete(const StepPlan& plan, int32_t token) {
+    StepOutput output;
+    output.prefill_tokens.assign(plan.prefills.size(), {token, -1.0f});
+    output.decode_tokens.assign(plan.decodes.size(), {token, -1.0f});
+    scheduler_->Complete(plan, output, absl::Now());
   }
   StepPlan StepConstant(int32_t token) {
     return Step([token](uint64_t) { return token; });
@@ -106,6 +114,74 @@ TEST_F(SchedulerTest, EosStopsAndItsTextIsNotReturned) {
   EXPECT_EQ(sink->summary().reason, FinishReason::kStop);
   EXPECT_EQ(sink->text(), " Hello");
   EXPECT_THAT(sink->ids(), ElementsAre(kHello, kEos));
+}
+
+// As the double-buffered engine drives it (step i+1 planned before step i
+// completes) with decode_behind_prefill: a sequence decodes in the step right
+// after the one with its prompt's last chunk, not one later; a sequence that
+// ends at its first token gets no such row, and a row planned for a sequence
+// that has ended since is dropped. Without the option the first decode waits
+// for the completion.
+TEST_F(SchedulerTest, PipelinedSequencesDecodeRightBehindTheirLastChunk) {
+  for (bool behind : {true, false}) {
+    MakeScheduler(4, 2048, {kEos}, 2048, behind);
+    auto a = Add(1, /*max_tokens=*/3);
+    auto b = Add(2, /*max_tokens=*/1, {4});  // ends at its first token
+    const StepPlan p0 = scheduler_->Schedule(absl::Now());
+    ASSERT_EQ(p0.prefills.size(), 2u);
+    const StepPlan p1 = scheduler_->Schedule(absl::Now());  // p0 in flight
+    if (behind) {
+      ASSERT_EQ(p1.decodes.size(), 1u) << "a only";
+      EXPECT_EQ(p1.decodes[0].sequence_id, 1u);
+      EXPECT_EQ(p1.decodes[0].token, -1) << "its first token is still on the device";
+      EXPECT_EQ(p1.decodes[0].position, 3);
+    } else {
+      EXPECT_TRUE(p1.empty());
+    }
+    Complete(p0, kHello);
+    ASSERT_TRUE(b->finished());
+    EXPECT_EQ(b->summary().reason, FinishReason::kLength);
+    const StepPlan p2 = scheduler_->Schedule(absl::Now());  // p1 in flight
+    ASSERT_EQ(p2.decodes.size(), 1u);
+    Complete(p1, kWorld);
+    const StepPlan p3 = scheduler_->Schedule(absl::Now());  // p2 in flight
+    ASSERT_EQ(p3.decodes.size(), 1u);
+    Complete(p2, kComma);
+    if (behind) {
+      ASSERT_TRUE(a->finished()) << "p0, p1 and p2 gave its three tokens";
+      EXPECT_EQ(a->summary().reason, FinishReason::kLength);
+      Complete(p3, kEos);  // the row planned before a ended: dropped
+      EXPECT_THAT(a->ids(), ElementsAre(kHello, kWorld, kComma));
+    } else {
+      EXPECT_THAT(a->ids(), ElementsAre(kHello, kComma)) << "one step later";
+      Complete(p3, kEos);
+      ASSERT_TRUE(a->finished());
+      EXPECT_EQ(a->summary().reason, FinishReason::kStop);
+    }
+  }
+}
+
+// A chunked prompt decodes behind its last chunk only: while earlier chunks
+// are in flight it has no decode row.
+TEST_F(SchedulerTest, PipelinedChunkedPromptDecodesBehindItsLastChunkOnly) {
+  MakeScheduler(1, /*prefill_budget=*/4, {kEos}, 2048, /*decode_behind_prefill=*/true);
+  auto c = Add(1, /*max_tokens=*/5, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  std::vector<StepPlan> plans;
+  for (int i = 0; i < 4; ++i) {
+    plans.push_back(scheduler_->Schedule(absl::Now()));
+    if (i > 0) Complete(plans[i - 1], kHello);  // step i runs while i - 1 completes
+  }
+  ASSERT_EQ(plans[0].prefills.size(), 1u);
+  EXPECT_EQ(plans[0].prefills[0].end(), 4);
+  EXPECT_THAT(plans[1].decodes, IsEmpty());
+  EXPECT_EQ(plans[1].prefills[0].end(), 8);
+  EXPECT_THAT(plans[2].decodes, IsEmpty());
+  ASSERT_EQ(plans[2].prefills.size(), 1u);
+  EXPECT_TRUE(plans[2].prefills[0].last_chunk);
+  ASSERT_EQ(plans[3].decodes.size(), 1u) << "right behind the last chunk";
+  EXPECT_THAT(plans[3].prefills, IsEmpty());
+  Complete(plans[3], kWorld);
+  EXPECT_THAT(c->ids(), ElementsAre(kHello, kWorld));
 }
 
 // The model's EOS list is the only source: every id in it stops, and the
