@@ -34,6 +34,28 @@ std::string Name(const DecodeAttentionShape& s) {
   return "threads " + std::to_string(s.threads) + " splits " + std::to_string(s.splits);
 }
 
+struct Result {
+  at::Tensor out;   // [B, H, D]
+  at::Tensor k, v;  // the caches after the append
+};
+
+// One launch at `launch` on copies of the caches k0, v0 [slots, G, context, D]
+// for qkv [B, H + 2G, D] (rotary null: none).
+Result Launch(const DecodeAttentionShape& launch, const at::Tensor& qkv, const at::Tensor& k0,
+              const at::Tensor& v0, const at::Tensor& slots, const at::Tensor& positions,
+              bool by_slot, int64_t H, int64_t G, const DecodeRotary* rotary) {
+  const int64_t B = qkv.size(0), D = qkv.size(2);
+  Result r{at::empty({B, H, D}, qkv.options()), k0.clone(), v0.clone()};
+  EXPECT_EQ(LaunchDecodeAttentionShaped(
+                launch, KernelDTypeOf(qkv.scalar_type()), qkv.data_ptr(), r.k.data_ptr(),
+                r.v.data_ptr(), slots.data_ptr<int64_t>(), positions.data_ptr<int64_t>(), by_slot,
+                r.out.data_ptr(), B, H, G, D, k0.size(2), 1.0 / std::sqrt(static_cast<double>(D)),
+                CurrentStream(), rotary),
+            cudaSuccess)
+      << Name(launch);
+  return r;
+}
+
 // Positions p (the context is p + 1 long): a block's pass covers
 // threads / (D / (16 / sizeof(T))) positions (8 to 32), four passes at a time.
 const std::vector<int64_t> kPositions = {0, 1, 7, 8, 15, 16, 17, 31, 32, 33, 64, 127, 128,
@@ -58,15 +80,7 @@ TEST(DecodeAttentionTest, EveryShapeMatchesFloat64Attention) {
       const double scale = 1.0 / std::sqrt(static_cast<double>(D));
       const double tolerance = dtype == at::kFloat ? 1e-5 : dtype == at::kHalf ? 3e-3 : 2e-2;
       for (const DecodeAttentionShape& launch : AllShapes()) {
-        const at::Tensor k = k0.clone(), v = v0.clone();
-        const at::Tensor out = at::empty({B, H, D}, options);
-        ASSERT_EQ(LaunchDecodeAttentionShaped(launch, KernelDTypeOf(dtype), qkv.data_ptr(),
-                                              k.data_ptr(), v.data_ptr(),
-                                              slots.data_ptr<int64_t>(),
-                                              by_slot.data_ptr<int64_t>(), true, out.data_ptr(),
-                                              B, H, G, D, kContext, scale, CurrentStream()),
-                  cudaSuccess)
-            << Name(launch);
+        const auto [out, k, v] = Launch(launch, qkv, k0, v0, slots, by_slot, true, H, G, nullptr);
         for (int64_t b = 0; b < B; ++b) {
           const int64_t slot = B - b, p = kPositions[b];
           for (int64_t g = 0; g < G; ++g) {
@@ -93,13 +107,15 @@ TEST(DecodeAttentionTest, EveryShapeMatchesFloat64Attention) {
           }
         }
         EXPECT_TRUE(at::equal(k.narrow(0, 0, 1), k0.narrow(0, 0, 1))) << "slot 0 untouched";
+        EXPECT_TRUE(at::equal(v.narrow(0, 0, 1), v0.narrow(0, 0, 1))) << "slot 0 untouched";
       }
     }
   }
 }
 
 // With rotation every shape gives the first's output (to rounding) and
-// appends the same rotated key; rows read by row (positions_by_slot off).
+// appends the same rotated key and value; rows read by row
+// (positions_by_slot off).
 TEST(DecodeAttentionTest, EveryShapeRotatesAsTheSplitKernel) {
   c10::InferenceMode inference_mode;
   at::manual_seed(4);
@@ -123,28 +139,21 @@ TEST(DecodeAttentionTest, EveryShapeRotatesAsTheSplitKernel) {
         rotary.k_norm = k_norm.data_ptr();
         rotary.eps = 1e-6f;
       }
-      const double scale = 1.0 / std::sqrt(static_cast<double>(D));
-      at::Tensor want_out, want_k;
+      at::Tensor want_out, want_k, want_v;
       for (const DecodeAttentionShape& launch : AllShapes()) {
-        const at::Tensor k = k0.clone(), v = v0.clone();
-        const at::Tensor out = at::empty({B, H, D}, options);
-        ASSERT_EQ(LaunchDecodeAttentionShaped(launch, KernelDTypeOf(dtype), qkv.data_ptr(),
-                                              k.data_ptr(), v.data_ptr(),
-                                              slots.data_ptr<int64_t>(),
-                                              positions.data_ptr<int64_t>(), false,
-                                              out.data_ptr(), B, H, G, D, kContext, scale,
-                                              CurrentStream(), &rotary),
-                  cudaSuccess)
-            << Name(launch);
+        const auto [out, k, v] =
+            Launch(launch, qkv, k0, v0, slots, positions, false, H, G, &rotary);
         if (want_out.defined()) {
           const double error =
               ((out.to(at::kDouble) - want_out).norm() / want_out.norm()).item<double>();
           EXPECT_LE(error, dtype == at::kFloat ? 1e-6 : 1e-2)
               << Name(launch) << " " << c10::toString(dtype) << " norms " << norms;
           EXPECT_TRUE(at::equal(k, want_k)) << Name(launch) << " norms " << norms;
+          EXPECT_TRUE(at::equal(v, want_v)) << Name(launch) << " norms " << norms;
         } else {
           want_out = out.to(at::kDouble);
           want_k = k;
+          want_v = v;
           EXPECT_FALSE(at::equal(k, k0)) << "the rotated keys were appended";
         }
       }
