@@ -60,20 +60,18 @@ for ratio in "$@"; do
   grep -E "^ITL" "$OUT/probe-64-$r.txt"
   python3 - "$OUT/probe-poisson-$r.jsonl" <<'PY'
 import collections, json, sys
-gaps = []
+gaps, first, rest = [], [], []  # every gap; each stream's first one; the later ones
 for line in open(sys.argv[1]):
     t = json.loads(line).get("token_times_s")
-    if t: gaps += [b - a for a, b in zip(t, t[1:])]
+    if not t: continue
+    stream = [b - a for a, b in zip(t, t[1:])]
+    gaps += stream
+    if len(stream) > 1:
+        first.append(stream[0])
+        rest += stream[1:]
 bins = collections.Counter(min(int(g * 1e4), 30) for g in gaps)
 print("Poisson gaps per 0.1 ms bin (30: >= 3 ms):",
       " ".join(f"{k / 10:.1f}:{bins[k]}" for k in sorted(bins)))
-# Each stream's first gap (first to second token) against the others.
-first, rest = [], []
-for line in open(sys.argv[1]):
-    t = json.loads(line).get("token_times_s")
-    if t and len(t) > 2:
-        first.append(t[1] - t[0])
-        rest += [b - a for a, b in zip(t[1:], t[2:])]
 def pct(v, q): return sorted(v)[min(len(v) - 1, int(q * len(v)))] * 1e3
 if first:
     print(f"Poisson first gaps p50 / p99 {pct(first, .5):.3f} / {pct(first, .99):.3f} ms; "
