@@ -21,7 +21,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
+#include "core/base/program_usage.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -530,7 +530,7 @@ int Main() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  tandem::SetProgramUsage(
       "Benchmarks the engine: tandem-bench [--arch=A --size=S|--model=DIR] [--batch=1,16,64,256] "
       "[--modes=...] [--out=results.jsonl]");
   absl::ParseCommandLine(argc, argv);

@@ -12,6 +12,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "core/base/program_usage.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -253,7 +254,7 @@ int MakeModel() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(absl::StrCat(
+  tandem::SetProgramUsage(absl::StrCat(
       "Tandem's command-line client.\n"
       "  tandem-cli generate \"PROMPT\" [--max_tokens=N --temperature=T --seed=S --stop=a,b ...]\n"
       "  tandem-cli tokenize \"TEXT\"\n"

@@ -15,7 +15,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
+#include "core/base/program_usage.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -358,7 +358,7 @@ int Serve() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  tandem::SetProgramUsage(
       "Serves a language model over gRPC (tandem.v1.Generation).\n"
       "Usage: tandem-server [--model=DIR] [--listen=HOST:PORT] [flags]");
   absl::ParseCommandLine(argc, argv);

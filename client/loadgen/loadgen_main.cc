@@ -18,7 +18,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
+#include "core/base/program_usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
@@ -283,7 +283,7 @@ int Main() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  tandem::SetProgramUsage(
       "Load generator for tandem-server (gRPC): tandem-loadgen --server=HOST:PORT "
       "[--concurrency=N | --request_rate=R] [--num_requests=N] [--prompt_tokens=N|uniform:A:B] "
       "[--output_tokens=...] [--slo=ttft:MS,tpot:MS] [--out=run.jsonl]");

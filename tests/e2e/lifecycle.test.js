@@ -2,9 +2,29 @@
 'use strict';
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
-const { grpc, startServer, clients, generate } = require('./tandem_client');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+const { grpc, startServer, clients, generate, BIN_DIR } = require('./tandem_client');
 
 const long = (prompt, maxTokens) => ({ prompt, stopping: { max_tokens: maxTokens, ignore_eos: true } });
+
+test('--help lists each program\'s own flags, not Abseil\'s', () => {
+  // Abseil's default --help lists only flags defined in a file named after
+  // the binary (none of ours is), so it printed "No flags matched".
+  const programs = {
+    'tandem-server': ['--model ', '--listen ', '--prefill_stall_ratio ', '--metrics_listen '],
+    'tandem-cli': ['--server ', '--max_tokens '],
+    'tandem-loadgen': ['--server ', '--request_rate '],
+    'tandem-bench': ['--batch ', '--modes '],
+  };
+  for (const [program, flags] of Object.entries(programs)) {
+    const r = spawnSync(path.join(BIN_DIR, program), ['--help'], { encoding: 'utf8' });
+    const text = r.stdout + r.stderr;
+    assert.doesNotMatch(text, /No flags matched/, program);
+    for (const flag of flags) assert.ok(text.includes(flag), `${program} --help lists ${flag}`);
+    assert.ok(!text.includes('--flagfile '), `${program} --help leaves Abseil's flags to --helpfull`);
+  }
+});
 
 test('a full queue answers RESOURCE_EXHAUSTED', async () => {
   const server = await startServer(['--max_slots=1', '--max_queue=1']);

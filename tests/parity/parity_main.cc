@@ -19,6 +19,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "core/base/program_usage.h"
 #include "core/model/kv_cache.h"
 #include "core/model/model_families.h"
 #include "core/model/model_options.h"
@@ -114,6 +115,9 @@ int Main() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
+  tandem::SetProgramUsage(
+      "Writes Tandem's logits and greedy tokens for the Hugging Face comparison.\n"
+      "Usage: tandem-parity --model=DIR --prompts=FILE.json --out=FILE.json [flags]");
   absl::ParseCommandLine(argc, argv);
   return tandem::Main();
 }
