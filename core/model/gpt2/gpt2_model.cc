@@ -139,8 +139,10 @@ at::Tensor Gpt2Model::GatherAttention(int64_t layer, const at::Tensor& qkv,
   const at::Tensor q = qkv.select(1, 0), k = qkv.select(1, 1), v = qkv.select(1, 2);
   k_cache.index_put_({slots, Slice(), positions}, k);  // [B, H, D]
   v_cache.index_put_({slots, Slice(), positions}, v);
-  const at::Tensor keys = k_cache.index_select(0, slots).narrow(2, 0, attend_len);
-  const at::Tensor values = v_cache.index_select(0, slots).narrow(2, 0, attend_len);
+  // Narrowed before the gather: copies [B, H, attend_len, D], not every slot
+  // position up to the context.
+  const at::Tensor keys = k_cache.narrow(2, 0, attend_len).index_select(0, slots);
+  const at::Tensor values = v_cache.narrow(2, 0, attend_len).index_select(0, slots);
   at::Tensor scores =
       at::matmul(q.unsqueeze(2), keys.transpose(-1, -2)).squeeze(2) * scale;  // [B, H, L]
   scores.masked_fill_(beyond, -std::numeric_limits<float>::infinity());

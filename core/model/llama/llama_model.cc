@@ -132,8 +132,10 @@ at::Tensor LlamaModel::GatherAttention(int64_t layer, const at::Tensor& q,
   const at::Tensor beyond =
       (at::arange(attend_len, positions.options()).unsqueeze(0) > positions.unsqueeze(1))
           .view({B, 1, 1, attend_len});
-  const at::Tensor keys = cache->keys(layer).index_select(0, slots).narrow(2, 0, attend_len);
-  const at::Tensor values = cache->values(layer).index_select(0, slots).narrow(2, 0, attend_len);
+  // Narrowed before the gather: copies [B, KVH, attend_len, D], not every
+  // slot position up to the context.
+  const at::Tensor keys = cache->keys(layer).narrow(2, 0, attend_len).index_select(0, slots);
+  const at::Tensor values = cache->values(layer).narrow(2, 0, attend_len).index_select(0, slots);
   at::Tensor scores =
       at::matmul(q.view({B, Hkv, G, D}), keys.transpose(-1, -2)) * scale_;  // [B, Hkv, G, L]
   scores.masked_fill_(beyond, -std::numeric_limits<float>::infinity());
