@@ -21,6 +21,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "core/base/host_allocator.h"
 #include "core/base/program_usage.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -534,5 +535,6 @@ int main(int argc, char** argv) {
       "Benchmarks the engine: tandem-bench [--arch=A --size=S|--model=DIR] [--batch=1,16,64,256] "
       "[--modes=...] [--out=results.jsonl]");
   absl::ParseCommandLine(argc, argv);
+  tandem::KeepFreedHostMemory();  // before any tensor
   return tandem::Main();
 }

@@ -15,6 +15,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "core/base/host_allocator.h"
 #include "core/base/program_usage.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -362,5 +363,6 @@ int main(int argc, char** argv) {
       "Serves a language model over gRPC (tandem.v1.Generation).\n"
       "Usage: tandem-server [--model=DIR] [--listen=HOST:PORT] [flags]");
   absl::ParseCommandLine(argc, argv);
+  tandem::KeepFreedHostMemory();  // before any tensor
   return tandem::Serve();
 }

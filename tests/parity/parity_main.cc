@@ -19,6 +19,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "core/base/host_allocator.h"
 #include "core/base/program_usage.h"
 #include "core/model/kv_cache.h"
 #include "core/model/model_families.h"
@@ -119,5 +120,6 @@ int main(int argc, char** argv) {
       "Writes Tandem's logits and greedy tokens for the Hugging Face comparison.\n"
       "Usage: tandem-parity --model=DIR --prompts=FILE.json --out=FILE.json [flags]");
   absl::ParseCommandLine(argc, argv);
+  tandem::KeepFreedHostMemory();  // before any tensor
   return tandem::Main();
 }
