@@ -13,17 +13,13 @@ namespace tandem {
 namespace {
 
 using kernel::FromFloat;
+using kernel::GeluTanh;
 using kernel::kChunk;
 using kernel::kLinearWarps;
 using kernel::Round;
 using kernel::ToFloat;
 using kernel::Vec16;
 using kernel::WithElementType;
-
-__device__ __forceinline__ float GeluTanh(float x) {
-  const float inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-  return 0.5f * x * (1.0f + tanhf(inner));
-}
 
 // Block: kLinearWarps warps, warp w computes output column n = block * 8 + w
 // for all rows (kernel::WarpDotRows). The column's first weights and its bias

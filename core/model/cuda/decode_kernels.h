@@ -129,6 +129,21 @@ cudaError_t LaunchFusedLinear(KernelDType dtype, LinearEpilogue epilogue, const 
                               const void* weight, const void* bias, void* out, int rows, int K,
                               int N, cudaStream_t stream);
 
+// Rows up to which LaunchSkinnyLinear applies.
+inline constexpr int kMaxSkinnyRows = 64;
+
+// out[m, n] = T(act(sum_k x[m, k] * weight[n, k] + bias[n])) for m < rows,
+// n < N, act = gelu_tanh with `gelu`, else identity: x [rows, K], weight
+// [N, K], bias [N], out [rows, N], all contiguous, fp16 or bf16, on tensor
+// cores with fp32 accumulation (skinny_linear_kernel.cu). Launched with
+// programmatic dependent launch: reads the weights before the previous
+// kernel has finished. Where SkinnyLinearSupports is false it launches
+// nothing and returns cudaErrorInvalidValue.
+bool SkinnyLinearSupports(KernelDType dtype, int rows, int K, int N);
+cudaError_t LaunchSkinnyLinear(KernelDType dtype, bool gelu, const void* x, const void* weight,
+                               const void* bias, void* out, int rows, int K, int N,
+                               cudaStream_t stream);
+
 // out[m, :] = T(layer_norm(x[m, :]) * weight + bias) for m < rows (the
 // final LayerNorm before the LM head; above kMaxFusedRows rows every
 // LayerNorm). With `residual` (not null) first x[m, :] = T(x[m, :] +

@@ -104,6 +104,27 @@ void LinearAddResidual(const at::Tensor& x, const at::Tensor& weight_nk, const a
   Linear(LinearEpilogue::kBiasResidual, x, nullptr, weight_nk, &bias, residual);
 }
 
+at::Tensor BatchedLinear(const at::Tensor& h, const at::Tensor& weight_kn, const at::Tensor& bias,
+                         bool gelu) {
+  const at::Tensor weight_nk = weight_kn.t();
+  const int64_t R = h.size(0), K = h.size(1), N = weight_kn.size(1);
+  if (R <= kSkinnyLinearUsedRows && h.is_contiguous() && weight_nk.is_contiguous() &&
+      bias.is_contiguous() &&
+      SkinnyLinearSupports(KernelDTypeOf(h.scalar_type()), static_cast<int>(R),
+                           static_cast<int>(K), static_cast<int>(N))) {
+    CheckVectorLoads({&h, &weight_nk}, "skinny linear");
+    at::Tensor out = at::empty({R, N}, h.options());
+    CheckCuda(LaunchSkinnyLinear(KernelDTypeOf(h.scalar_type()), gelu, h.data_ptr(),
+                                 weight_nk.data_ptr(), bias.data_ptr(), out.data_ptr(),
+                                 static_cast<int>(R), static_cast<int>(K), static_cast<int>(N),
+                                 CurrentStream()),
+              "skinny linear");
+    return out;
+  }
+  if (gelu) return at::_addmm_activation(bias, h, weight_kn, 1, 1, /*use_gelu=*/true);
+  return at::addmm(bias, h, weight_kn);
+}
+
 at::Tensor ResidualLayerNorm(at::Tensor& x, const at::Tensor& residual, const FusedNorm& norm) {
   CheckVectorLoads({&x, &norm.weight, &norm.bias}, "LayerNorm");
   if (residual.defined()) {

@@ -220,17 +220,19 @@ void Gpt2FusedDecoder::BatchedLayer(int64_t i, const AttendFn& attend, at::Tenso
   const Gpt2LayerWeights& w = weights.layers[i];
   const int64_t R = x.size(0), C = config.n_embd, H = config.n_head, D = config.head_dim();
   const double eps = config.layer_norm_epsilon;
-  const at::Tensor qkv = at::addmm(w.attn_bias, h, w.attn_weight).view({R, 3, H, D});
-  h = ResidualLayerNorm(x, at::addmm(w.attn_proj_bias, attend(i, qkv).view({R, C}),
-                                     w.attn_proj_weight),
+  const at::Tensor qkv =
+      BatchedLinear(h, w.attn_weight, w.attn_bias, /*gelu=*/false).view({R, 3, H, D});
+  h = ResidualLayerNorm(x,
+                        BatchedLinear(attend(i, qkv).view({R, C}), w.attn_proj_weight,
+                                      w.attn_proj_bias, /*gelu=*/false),
                         {w.ln_2_weight, w.ln_2_bias, eps});
-  const at::Tensor inner =
-      at::_addmm_activation(w.mlp_fc_bias, h, w.mlp_fc_weight, 1, 1, /*use_gelu=*/true);
+  const at::Tensor inner = BatchedLinear(h, w.mlp_fc_weight, w.mlp_fc_bias, /*gelu=*/true);
   const bool last = i + 1 == config.n_layer;  // then the final LayerNorm
   const at::Tensor& norm_weight = last ? weights.ln_f_weight : weights.layers[i + 1].ln_1_weight;
   const at::Tensor& norm_bias = last ? weights.ln_f_bias : weights.layers[i + 1].ln_1_bias;
-  h = ResidualLayerNorm(x, at::addmm(w.mlp_proj_bias, inner, w.mlp_proj_weight),
-                        {norm_weight, norm_bias, eps});
+  h = ResidualLayerNorm(
+      x, BatchedLinear(inner, w.mlp_proj_weight, w.mlp_proj_bias, /*gelu=*/false),
+      {norm_weight, norm_bias, eps});
 }
 
 at::Tensor Gpt2FusedDecoder::Attention(int64_t i, const at::Tensor& qkv, const LayerInputs& in,

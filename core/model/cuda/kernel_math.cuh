@@ -44,6 +44,12 @@ __device__ __forceinline__ __nv_bfloat16 FromFloat<__nv_bfloat16>(float x) {
   return __float2bfloat16(x);
 }
 
+// GPT-2's gelu_new (the tanh approximation), in float.
+__device__ __forceinline__ float GeluTanh(float x) {
+  const float inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+  return 0.5f * x * (1.0f + tanhf(inner));
+}
+
 // x rounded to T's precision (where ATen would store an intermediate as T).
 template <typename T>
 __device__ __forceinline__ float Round(float x) { return ToFloat(FromFloat<T>(x)); }

@@ -1,0 +1,281 @@
+// Projections of a few dozen rows on tensor cores (see LaunchSkinnyLinear).
+//
+// At 64 rows a decode projection reads 1-5 MB of weights and does little
+// math, so cuBLAS's GEMMs (5-6 us each, a split-K reduce kernel besides)
+// are bound by their own latency. Here a block of 16 warps owns 32 output
+// columns (8 per column warp, one mma n-tile) and one K slice, which its 4
+// K-warps share (summed through shared memory), two blocks per
+// multiprocessor: 32 warps hide each other's latency (with 4 warps per
+// block, up to 64 rows took 9.5 us where cuBLAS takes 5.5; with one
+// 16-warp block per multiprocessor the grid needed two waves). Each thread loads all of its
+// weights into registers before waiting for the previous kernel
+// (programmatic dependent launch), so the weight stream overlaps that
+// kernel's tail. After the wait the block copies x's rows over its K slice
+// into shared memory in one round of asynchronous copies (read straight into
+// fragments chunk by chunk, x cost an L2 round trip per chunk), then
+// multiplies. A K split over S blocks is reduced through the cluster's
+// distributed shared memory (the S blocks of a column group form one
+// cluster), so there is no second kernel.
+//
+// mma.sync m16n8k16 with a permuted K: a k-step's 16 fragment slots (thread
+// t of a quad holds slots 2t, 2t+1, 2t+8, 2t+9) take the actual k's
+// 8t..8t+3 (step 0) and 8t+4..8t+7 (step 1) of a 32-wide chunk, the same
+// for A (x) and B (weights), so a thread reads 16 contiguous bytes of a
+// weight row and of each x row per chunk. A dot product does not depend on
+// the order of its terms, only on the rounding of the fp32 accumulation.
+#include <cooperative_groups.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "core/model/cuda/kernel_math.cuh"
+
+namespace cg = cooperative_groups;
+
+namespace tandem {
+namespace {
+
+constexpr int kColumnWarps = 4;                  // 8 output columns each
+constexpr int kKWarps = 4;                       // warps sharing a column group's K slice
+constexpr int kThreads = 32 * kColumnWarps * kKWarps;
+constexpr int kColumns = 8 * kColumnWarps;       // output columns per block
+constexpr int kMaxWarpChunks = 4;                // 32-wide K chunks of weights a warp holds
+constexpr int kMaxChunks = kKWarps * kMaxWarpChunks;  // per block
+constexpr int kMaxSplits = 8;                    // blocks per cluster (portable size)
+constexpr int kMaxRows = kMaxSkinnyRows;
+
+// D += A (16x16) * B (16x8), fp32 accumulation.
+template <typename T>
+__device__ __forceinline__ void Mma(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                    uint32_t a3, uint32_t b0, uint32_t b1) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
+        "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+        "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  }
+}
+
+template <typename T, bool kGelu>
+__device__ __forceinline__ T Finish(float acc, const T* bias, int n) {
+  float v = acc + kernel::ToFloat(bias[n]);
+  if constexpr (kGelu) v = kernel::GeluTanh(v);
+  return kernel::FromFloat<T>(v);
+}
+
+// Dynamic shared memory: x's tiles over a K slice of `chunks` chunks, each
+// row padded by 16 bytes (no bank conflicts between the 8 rows a quad
+// group reads).
+template <typename T>
+size_t SharedBytes(int tiles, int chunks) {
+  return static_cast<size_t>(tiles) * 16 * (chunks * 32 + 8) * sizeof(T);
+}
+
+// x [rows, K], w [N, K], bias [N], out [rows, N]; grid (N / kColumns, 1, S),
+// clusters of S along z; block z takes K's slice [z * chunks * 32, ...), its
+// chunk c going to K-warp c % kKWarps. kTiles: 16-row tiles (rows <= 16 *
+// kTiles).
+template <typename T, int kTiles, bool kGelu>
+__global__ void __launch_bounds__(kThreads, 2)
+SkinnyLinearKernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
+                   T* __restrict__ out, int rows, int K, int N, int chunks) {
+  __shared__ __align__(16) float partial[kKWarps][kTiles * 16][kColumns];  // per K-warp
+  __shared__ __align__(16) float sums[kTiles * 16][kColumns];              // the block's
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int column_warp = warp % kColumnWarps, k_warp = warp / kColumnWarps;
+  const int column = blockIdx.x * kColumns + column_warp * 8;  // the warp's first column
+  const int split = blockIdx.z, splits = gridDim.z;
+  const int width = chunks * 32;  // the block's K slice
+  // The weights first: constant, so read before the previous kernel ends.
+  // Chunk j of this warp is the slice's chunk k_warp + kKWarps * j.
+  uint4 weights[kMaxWarpChunks];
+  const T* w_row = w + static_cast<size_t>(column + g) * K + split * width + 8 * t;
+#pragma unroll
+  for (int j = 0; j < kMaxWarpChunks; ++j) {
+    const int c = k_warp + kKWarps * j;
+    if (c < chunks) weights[j] = kernel::LoadRaw(w_row + 32 * c);
+  }
+  kernel::AllowNextKernel();
+  kernel::WaitForPreviousKernel();
+  // x's rows over the slice, into shared memory in one round of
+  // asynchronous copies (rows past `rows` zero-filled).
+  extern __shared__ __align__(16) unsigned char x_bytes[];
+  T* x_tile = reinterpret_cast<T*>(x_bytes);
+  const int stride = width + 8, vectors = width / 8;
+  for (int i = threadIdx.x; i < kTiles * 16 * vectors; i += kThreads) {
+    const int r = i / vectors, k = (i % vectors) * 8;
+    const bool real = r < rows;
+    const T* src = x + static_cast<size_t>(real ? r : 0) * K + split * width + k;
+    const auto dst = static_cast<uint32_t>(__cvta_generic_to_shared(x_tile + r * stride + k));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src),
+                 "r"(real ? 16 : 0));
+  }
+  asm volatile("cp.async.wait_all;" ::: "memory");
+  __syncthreads();
+  float acc[kTiles][4];
+#pragma unroll
+  for (int m = 0; m < kTiles; ++m) acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kMaxWarpChunks; ++j) {
+    const int c = k_warp + kKWarps * j;
+    if (c < chunks) {
+      const int k = 32 * c + 8 * t;
+#pragma unroll
+      for (int m = 0; m < kTiles; ++m) {
+        const int r0 = m * 16 + g;
+        const uint4 a0 = *reinterpret_cast<const uint4*>(x_tile + r0 * stride + k);
+        const uint4 a1 = *reinterpret_cast<const uint4*>(x_tile + (r0 + 8) * stride + k);
+        Mma<T>(acc[m], a0.x, a1.x, a0.y, a1.y, weights[j].x, weights[j].y);
+        Mma<T>(acc[m], a0.z, a1.z, a0.w, a1.w, weights[j].z, weights[j].w);
+      }
+    }
+  }
+  // Fragment: acc[m][0..1] at (row 16m + g, columns 2t, 2t + 1 of the
+  // warp's 8), acc[m][2..3] at row 16m + g + 8.
+  const int col = column_warp * 8 + 2 * t;
+#pragma unroll
+  for (int m = 0; m < kTiles; ++m) {
+    partial[k_warp][m * 16 + g][col] = acc[m][0];
+    partial[k_warp][m * 16 + g][col + 1] = acc[m][1];
+    partial[k_warp][m * 16 + g + 8][col] = acc[m][2];
+    partial[k_warp][m * 16 + g + 8][col + 1] = acc[m][3];
+  }
+  __syncthreads();
+  // The K-warps' sums, one element per thread and pass.
+  for (int e = threadIdx.x; e < rows * kColumns; e += kThreads) {
+    const int r = e / kColumns, c = e % kColumns;
+    float sum = 0.0f;
+#pragma unroll
+    for (int kw = 0; kw < kKWarps; ++kw) sum += partial[kw][r][c];
+    if (splits == 1) {
+      const int n = blockIdx.x * kColumns + c;
+      out[static_cast<size_t>(r) * N + n] = Finish<T, kGelu>(sum, bias, n);
+    } else {
+      sums[r][c] = sum;
+    }
+  }
+  if (splits == 1) return;
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();  // every block's sums are written
+  // Block z finishes 4-column groups z * kThreads + i, stepping by S *
+  // kThreads (rows interleaved over the cluster), every block's sums read
+  // at once (one round trip through distributed shared memory).
+  constexpr int kGroups = kColumns / 4;
+  for (int e = split * kThreads + threadIdx.x; e < rows * kGroups; e += splits * kThreads) {
+    const int r = e / kGroups, c = (e % kGroups) * 4;
+    float4 parts[kMaxSplits];
+#pragma unroll
+    for (int s = 0; s < kMaxSplits; ++s) {
+      if (s < splits) {
+        parts[s] = *reinterpret_cast<const float4*>(cluster.map_shared_rank(&sums[r][c], s));
+      }
+    }
+    float4 sum = parts[0];
+#pragma unroll
+    for (int s = 1; s < kMaxSplits; ++s) {
+      if (s < splits) {
+        sum.x += parts[s].x;
+        sum.y += parts[s].y;
+        sum.z += parts[s].z;
+        sum.w += parts[s].w;
+      }
+    }
+    const int n = blockIdx.x * kColumns + c;
+    T* o = out + static_cast<size_t>(r) * N + n;
+    o[0] = Finish<T, kGelu>(sum.x, bias, n);
+    o[1] = Finish<T, kGelu>(sum.y, bias, n + 1);
+    o[2] = Finish<T, kGelu>(sum.z, bias, n + 2);
+    o[3] = Finish<T, kGelu>(sum.w, bias, n + 3);
+  }
+  cluster.sync();  // no block exits while another reads its shared memory
+}
+
+// Splits of K: as few as keep a thread's weights within kMaxChunks and give
+// at least one block per multiprocessor.
+int SplitsFor(int K, int N) {
+  const int column_blocks = N / kColumns;
+  int splits = 1;
+  while (splits < kMaxSplits && K % (64 * splits) == 0 &&
+         (K / (32 * splits) > kMaxChunks ||
+          column_blocks * splits < kernel::MultiprocessorCount())) {
+    splits *= 2;
+  }
+  return splits;
+}
+
+// One instantiation's launch; allows it the most dynamic shared memory it
+// can need (above the default 48 KB) on first use.
+template <typename T, int kTiles, bool kGelu>
+cudaError_t LaunchKernel(dim3 grid, int splits, size_t shared, cudaStream_t stream,
+                         const void* x, const void* weight, const void* bias, void* out,
+                         int rows, int K, int N, int chunks) {
+  static const cudaError_t allowed =
+      cudaFuncSetAttribute(SkinnyLinearKernel<T, kTiles, kGelu>,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(SharedBytes<T>(kTiles, kMaxChunks)));
+  if (allowed != cudaSuccess) return allowed;
+  return kernel::LaunchClustered(/*overlap=*/true, splits, SkinnyLinearKernel<T, kTiles, kGelu>,
+                                 grid, dim3(kThreads), shared, stream, static_cast<const T*>(x),
+                                 static_cast<const T*>(weight), static_cast<const T*>(bias),
+                                 static_cast<T*>(out), rows, K, N, chunks);
+}
+
+template <typename T, bool kGelu>
+cudaError_t LaunchTiles(const void* x, const void* weight, const void* bias, void* out, int rows,
+                        int K, int N, cudaStream_t stream) {
+  const int splits = SplitsFor(K, N);
+  const int chunks = K / (32 * splits);
+  if (K % (32 * splits) != 0 || chunks > kMaxChunks) return cudaErrorInvalidValue;
+  const dim3 grid(N / kColumns, 1, splits);
+  const int tiles = (rows + 15) / 16;
+  const size_t shared = SharedBytes<T>(tiles, chunks);
+  switch (tiles) {
+    case 1:
+      return LaunchKernel<T, 1, kGelu>(grid, splits, shared, stream, x, weight, bias, out,
+                                         rows, K, N, chunks);
+    case 2:
+      return LaunchKernel<T, 2, kGelu>(grid, splits, shared, stream, x, weight, bias, out,
+                                         rows, K, N, chunks);
+    case 3:
+      return LaunchKernel<T, 3, kGelu>(grid, splits, shared, stream, x, weight, bias, out,
+                                         rows, K, N, chunks);
+    case 4:
+      return LaunchKernel<T, 4, kGelu>(grid, splits, shared, stream, x, weight, bias, out,
+                                         rows, K, N, chunks);
+  }
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace
+
+bool SkinnyLinearSupports(KernelDType dtype, int rows, int K, int N) {
+  if (dtype == KernelDType::kFloat32 || rows < 1 || rows > kMaxRows) return false;
+  if (K <= 0 || N <= 0 || K % 32 != 0 || N % kColumns != 0) return false;
+  const int splits = SplitsFor(K, N);
+  return K % (32 * splits) == 0 && K / (32 * splits) <= kMaxChunks;
+}
+
+cudaError_t LaunchSkinnyLinear(KernelDType dtype, bool gelu, const void* x, const void* weight,
+                               const void* bias, void* out, int rows, int K, int N,
+                               cudaStream_t stream) {
+  if (!SkinnyLinearSupports(dtype, rows, K, N)) return cudaErrorInvalidValue;
+  auto typed = [&](auto type) -> cudaError_t {
+    using T = typename decltype(type)::type;
+    if constexpr (std::is_same_v<T, float>) {
+      return cudaErrorInvalidValue;
+    } else {
+      return gelu ? LaunchTiles<T, true>(x, weight, bias, out, rows, K, N, stream)
+                  : LaunchTiles<T, false>(x, weight, bias, out, rows, K, N, stream);
+    }
+  };
+  return kernel::WithElementType(dtype, typed);
+}
+
+}  // namespace tandem
