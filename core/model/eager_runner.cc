@@ -18,8 +18,9 @@ at::Tensor HostInt64(const std::vector<int64_t>& values) {
   return at::tensor(values, at::TensorOptions().dtype(at::kLong));
 }
 
-// Gathers the sampling parameters of every row, prefills first, into host
-// tensors and moves them to `device` in one go each.
+// Gathers the sampling parameters of every sampled row (prompts' last
+// chunks, then decodes) into host tensors and moves them to `device` in one
+// go each.
 SamplingTensors SamplingFor(const StepPlan& plan, at::Device device,
                             bool* all_greedy) {
   std::vector<float> temperature, top_p, min_p;
@@ -32,7 +33,9 @@ SamplingTensors SamplingFor(const StepPlan& plan, at::Device device,
     seed.push_back(static_cast<int64_t>(row.params.seed));
     offset.push_back(row.rng_offset);
   };
-  for (const PrefillItem& item : plan.prefills) add(item.sampling);
+  for (const PrefillItem& item : plan.prefills) {
+    if (item.last_chunk) add(item.sampling);
+  }
   for (const DecodeItem& item : plan.decodes) add(item.sampling);
   *all_greedy = std::all_of(temperature.begin(), temperature.end(),
                             [](float t) { return t <= 0; });
@@ -60,11 +63,19 @@ absl::StatusOr<StepOutput> EagerRunner::Step(const StepPlan& plan) {
     absl::Time phase_start = absl::Now();
     if (!plan.prefills.empty()) {
       std::vector<PrefillSegment> segments;
+      std::vector<int64_t> sampled;  // segments whose prompt ends here
       for (const PrefillItem& item : plan.prefills) {
+        if (item.last_chunk) sampled.push_back(static_cast<int64_t>(segments.size()));
         segments.push_back({item.slot, item.start, item.tokens});
       }
-      logits.push_back(model_->PrefillPacked(MakePrefillPack(std::move(segments), device_),
-                                             cache_.get()));
+      PrefillPack pack = MakePrefillPack(std::move(segments), device_);
+      // An earlier chunk's logits would be dropped: the LM head (on the CPU a
+      // read of all its weights, ~2x a tiny model's decode step) runs only
+      // for the rows that are sampled.
+      if (sampled.size() < plan.prefills.size()) {
+        pack.last_rows = pack.last_rows.index_select(0, HostInt64(sampled).to(device_));
+      }
+      logits.push_back(model_->PrefillPacked(pack, cache_.get()));
     }
     const double prefill_seconds = absl::ToDoubleSeconds(absl::Now() - phase_start);
     phase_start = absl::Now();
@@ -84,21 +95,28 @@ absl::StatusOr<StepOutput> EagerRunner::Step(const StepPlan& plan) {
     const double decode_seconds = absl::ToDoubleSeconds(absl::Now() - phase_start);
     bool all_greedy = true;
     const SamplingTensors params = SamplingFor(plan, device_, &all_greedy);
-    const SampledTensors sampled =
-        Sampler::Sample(at::cat(logits, 0), params, all_greedy);
-    const at::Tensor tokens = sampled.tokens.to(at::kCPU).contiguous();
-    const at::Tensor logprobs = sampled.logprobs.to(at::kCPU).contiguous();
-    const int64_t* token_data = tokens.data_ptr<int64_t>();
-    const float* logprob_data = logprobs.data_ptr<float>();
+    const at::Tensor rows = at::cat(logits, 0);
     StepOutput output;
-    size_t row = 0;
-    for (size_t i = 0; i < plan.prefills.size(); ++i, ++row) {
-      output.prefill_tokens.push_back(
-          {static_cast<int32_t>(token_data[row]), logprob_data[row]});
-    }
-    for (size_t i = 0; i < plan.decodes.size(); ++i, ++row) {
-      output.decode_tokens.push_back(
-          {static_cast<int32_t>(token_data[row]), logprob_data[row]});
+    if (rows.size(0) > 0) {
+      const SampledTensors sampled = Sampler::Sample(rows, params, all_greedy);
+      const at::Tensor tokens = sampled.tokens.to(at::kCPU).contiguous();
+      const at::Tensor logprobs = sampled.logprobs.to(at::kCPU).contiguous();
+      const int64_t* token_data = tokens.data_ptr<int64_t>();
+      const float* logprob_data = logprobs.data_ptr<float>();
+      int64_t row = 0;
+      for (const PrefillItem& item : plan.prefills) {  // an earlier chunk samples nothing
+        output.prefill_tokens.push_back(
+            item.last_chunk ? SampledToken{static_cast<int32_t>(token_data[row]),
+                                           logprob_data[row]}
+                            : SampledToken{});
+        row += item.last_chunk;
+      }
+      for (size_t i = 0; i < plan.decodes.size(); ++i, ++row) {
+        output.decode_tokens.push_back(
+            {static_cast<int32_t>(token_data[row]), logprob_data[row]});
+      }
+    } else {
+      output.prefill_tokens.resize(plan.prefills.size());
     }
     const double wall = absl::ToDoubleSeconds(absl::Now() - start);
     output.timings.wall_seconds = wall;
