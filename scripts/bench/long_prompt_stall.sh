@@ -7,7 +7,8 @@
 # runs 7 streams (16-token prompts, STREAM_TOKENS new tokens each, default
 # 600) through tandem-loadgen and, STALL_DELAY seconds later (default 1.5),
 # one prompt of LONG_PROMPT tokens (default 4000). Prints the 7 streams' inter-token latency: p50, p99
-# and the longest gap, and the ratio longest / p50. Writes the loadgen JSON
+# and the longest gap, and the ratio longest / p50; then the gaps' p50 / p99 while it was
+# prefilled and in the second before it arrived (the machine's own noise). Writes the loadgen JSON
 # lines to OUT_DIR/stall-streams.jsonl and OUT_DIR/stall-long.jsonl.
 set -euo pipefail
 build=$1 out=$2
@@ -51,9 +52,22 @@ for x in streams:
         if gap > overall[0]: overall = (gap, b)
 typical = statistics.median(before) if before else float("nan")
 worst = max(during) if during else float("nan")
+def pct(v, q):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(q * len(v)))] if v else float("nan")
+# The noise floor: the same streams' longest gap in the second before the
+# prompt arrived, when nothing but their own decoding ran.
+quiet = [g for x in streams if not x.get("summary")
+         for a, b in zip(*(lambda t: (t, t[1:]))([x["start_unix_s"] + u - arrival
+                                                  for u in x["token_times_s"]]))
+         for g in [b - a] if -1.0 <= b < 0]
 print(f"streams: {s['completed']} ok; typical gap (median before the long prompt) "
       f"{1e3 * typical:.2f} ms; longest gap while it was prefilled {1e3 * worst:.2f} ms "
       f"= {worst / typical:.2f} x typical; long prompt ({r['prompt_tokens']} tokens) TTFT "
       f"{1e3 * ttft:.1f} ms ({l['completed']} ok); longest gap of the run "
       f"{1e3 * overall[0]:.2f} ms, ending {1e3 * overall[1]:+.1f} ms from its arrival")
+print(f"gaps while it was prefilled: p50 {1e3 * pct(during, 0.5):.2f} ms, p99 "
+      f"{1e3 * pct(during, 0.99):.2f} ms; in the second before it arrived: p50 "
+      f"{1e3 * pct(quiet, 0.5):.2f} ms, p99 {1e3 * pct(quiet, 0.99):.2f} ms, longest "
+      f"{1e3 * max(quiet, default=float('nan')):.2f} ms")
 PY
