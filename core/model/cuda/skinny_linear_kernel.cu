@@ -236,21 +236,14 @@ cudaError_t LaunchTiles(const void* x, const void* weight, const void* bias, voi
   const dim3 grid(N / kColumns, 1, splits);
   const int tiles = (rows + 15) / 16;
   const size_t shared = SharedBytes<T>(tiles, chunks);
-  switch (tiles) {
-    case 1:
-      return LaunchKernel<T, 1, kGelu>(grid, splits, shared, stream, x, weight, bias, out,
-                                         rows, K, N, chunks);
-    case 2:
-      return LaunchKernel<T, 2, kGelu>(grid, splits, shared, stream, x, weight, bias, out,
-                                         rows, K, N, chunks);
-    case 3:
-      return LaunchKernel<T, 3, kGelu>(grid, splits, shared, stream, x, weight, bias, out,
-                                         rows, K, N, chunks);
-    case 4:
-      return LaunchKernel<T, 4, kGelu>(grid, splits, shared, stream, x, weight, bias, out,
-                                         rows, K, N, chunks);
-  }
-  return cudaErrorInvalidValue;
+  // One instantiation per 16-row tile count (kMaxRows / 16 = 4).
+  static_assert(kMaxRows == 64, "one launcher per tile count");
+  constexpr decltype(&LaunchKernel<T, 1, kGelu>) kByTiles[] = {
+      LaunchKernel<T, 1, kGelu>, LaunchKernel<T, 2, kGelu>, LaunchKernel<T, 3, kGelu>,
+      LaunchKernel<T, 4, kGelu>};
+  if (tiles < 1 || tiles > 4) return cudaErrorInvalidValue;
+  return kByTiles[tiles - 1](grid, splits, shared, stream, x, weight, bias, out, rows, K, N,
+                             chunks);
 }
 
 }  // namespace
