@@ -41,13 +41,16 @@ s = next(x for x in streams if x.get("summary"))
 l = next(x for x in long if x.get("summary"))
 r = next(x for x in long if not x.get("summary"))
 arrival, ttft = r["start_unix_s"], r.get("ttft_s", r["e2e_s"])
-before, during, overall = [], [], (0, 0)
+# quiet: the gaps in the second before the prompt arrived, when nothing but
+# the streams' own decoding ran (the machine's noise floor).
+before, during, quiet, overall = [], [], [], (0, 0)
 for x in streams:
     if x.get("summary"): continue
     times = [x["start_unix_s"] + t - arrival for t in x["token_times_s"]]
     for a, b in zip(times, times[1:]):
         gap = b - a
         if b < 0: before.append(gap)
+        if -1.0 <= b < 0: quiet.append(gap)
         if 0 <= b <= ttft + 0.005: during.append(gap)
         if gap > overall[0]: overall = (gap, b)
 typical = statistics.median(before) if before else float("nan")
@@ -55,12 +58,6 @@ worst = max(during) if during else float("nan")
 def pct(v, q):
     v = sorted(v)
     return v[min(len(v) - 1, int(q * len(v)))] if v else float("nan")
-# The noise floor: the same streams' longest gap in the second before the
-# prompt arrived, when nothing but their own decoding ran.
-quiet = [g for x in streams if not x.get("summary")
-         for a, b in zip(*(lambda t: (t, t[1:]))([x["start_unix_s"] + u - arrival
-                                                  for u in x["token_times_s"]]))
-         for g in [b - a] if -1.0 <= b < 0]
 print(f"streams: {s['completed']} ok; typical gap (median before the long prompt) "
       f"{1e3 * typical:.2f} ms; longest gap while it was prefilled {1e3 * worst:.2f} ms "
       f"= {worst / typical:.2f} x typical; long prompt ({r['prompt_tokens']} tokens) TTFT "
