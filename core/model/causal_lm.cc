@@ -27,6 +27,13 @@ CausalLm::SlotDecode CausalLm::DecodeSlots(const at::Tensor& slots,
   return out;
 }
 
+std::pair<at::Tensor, at::Tensor> CausalLm::PrefillAndDecode(
+    const PrefillPack& pack, const at::Tensor& slots, const at::Tensor& tokens,
+    const at::Tensor& positions, int64_t attend_len, KvCache* cache) const {
+  at::Tensor prefill = PrefillPacked(pack, cache);
+  return {std::move(prefill), Decode(slots, tokens, positions, attend_len, cache)};
+}
+
 CausalLm::MixedDecode CausalLm::DecodeSlotsWithPrefill(const PrefillPack& pack,
                                                        const at::Tensor& slots,
                                                        const at::Tensor& slot_tokens,

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include <utility>
+
 #include <ATen/ATen.h>
 
 #include "core/model/kv_cache.h"
@@ -19,7 +21,9 @@ class CausalLm {
  public:
   // What DecodeSlots returns: logits [B, V] float32; with `greedy`, each
   // row's greedy token [B] int64 (the first maximum) and its
-  // log-probability [B] float32.
+  // log-probability [B] float32, and the logits may be the LM head's own
+  // output (the model's dtype, rows maybe strided): a greedy step's result
+  // is its tokens, so the CUDA decoders skip the float32 copy.
   struct SlotDecode {
     at::Tensor logits;
     at::Tensor tokens;
@@ -80,6 +84,19 @@ class CausalLm {
   virtual SlotDecode DecodeSlots(const at::Tensor& slots, const at::Tensor& slot_tokens,
                                  const at::Tensor& slot_positions, bool greedy,
                                  KvCache* cache) const;
+
+  // PrefillPacked(pack) and Decode(slots, tokens, positions, attend_len)
+  // in one step: {the pack's logits, the decode rows' logits}, both
+  // float32. This default runs the two one after the other; a model may run
+  // them as one forward (each weight read once for both), as Gpt2Model
+  // does (the eager runner's mixed steps). The pack's and the decode rows'
+  // slots must differ.
+  virtual std::pair<at::Tensor, at::Tensor> PrefillAndDecode(const PrefillPack& pack,
+                                                             const at::Tensor& slots,
+                                                             const at::Tensor& tokens,
+                                                             const at::Tensor& positions,
+                                                             int64_t attend_len,
+                                                             KvCache* cache) const;
 
   // A step with prompt chunks and decode rows: PrefillPacked(pack) and
   // DecodeSlots(slots, ...) as one forward where FusesMixedSteps() (the

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include <c10/core/InferenceMode.h>
@@ -60,7 +62,8 @@ absl::StatusOr<StepOutput> EagerRunner::Step(const StepPlan& plan) {
   try {
     c10::InferenceMode inference_mode;  // no autograd bookkeeping
     std::vector<at::Tensor> logits;
-    absl::Time phase_start = absl::Now();
+    const absl::Time forward_start = absl::Now();
+    std::optional<PrefillPack> pack;
     if (!plan.prefills.empty()) {
       std::vector<PrefillSegment> segments;
       std::vector<int64_t> sampled;  // segments whose prompt ends here
@@ -68,17 +71,14 @@ absl::StatusOr<StepOutput> EagerRunner::Step(const StepPlan& plan) {
         if (item.last_chunk) sampled.push_back(static_cast<int64_t>(segments.size()));
         segments.push_back({item.slot, item.start, item.tokens});
       }
-      PrefillPack pack = MakePrefillPack(std::move(segments), device_);
+      pack = MakePrefillPack(std::move(segments), device_);
       // An earlier chunk's logits would be dropped: the LM head (on the CPU a
       // read of all its weights, ~2x a tiny model's decode step) runs only
       // for the rows that are sampled.
       if (sampled.size() < plan.prefills.size()) {
-        pack.last_rows = pack.last_rows.index_select(0, HostInt64(sampled).to(device_));
+        pack->last_rows = pack->last_rows.index_select(0, HostInt64(sampled).to(device_));
       }
-      logits.push_back(model_->PrefillPacked(pack, cache_.get()));
     }
-    const double prefill_seconds = absl::ToDoubleSeconds(absl::Now() - phase_start);
-    phase_start = absl::Now();
     if (!plan.decodes.empty()) {
       std::vector<int64_t> slots, tokens, positions;
       int64_t attend_len = 0;
@@ -88,11 +88,32 @@ absl::StatusOr<StepOutput> EagerRunner::Step(const StepPlan& plan) {
         positions.push_back(item.position);
         attend_len = std::max<int64_t>(attend_len, item.position + 1);
       }
-      logits.push_back(model_->Decode(
-          HostInt64(slots).to(device_), HostInt64(tokens).to(device_),
-          HostInt64(positions).to(device_), attend_len, cache_.get()));
+      const at::Tensor slot_ids = HostInt64(slots).to(device_),
+                       token_ids = HostInt64(tokens).to(device_),
+                       position_ids = HostInt64(positions).to(device_);
+      if (pack.has_value()) {  // a mixed step: one forward where the model has one
+        auto [prefilled, decoded] = model_->PrefillAndDecode(*pack, slot_ids, token_ids,
+                                                             position_ids, attend_len, cache_.get());
+        logits = {std::move(prefilled), std::move(decoded)};
+      } else {
+        logits.push_back(
+            model_->Decode(slot_ids, token_ids, position_ids, attend_len, cache_.get()));
+      }
+    } else if (pack.has_value()) {
+      logits.push_back(model_->PrefillPacked(*pack, cache_.get()));
     }
-    const double decode_seconds = absl::ToDoubleSeconds(absl::Now() - phase_start);
+    // The forward's time, split for the prefill budget: a mixed step's
+    // decode part is taken to cost what the last decode-only step did.
+    const double forward_seconds = absl::ToDoubleSeconds(absl::Now() - forward_start);
+    double prefill_seconds = 0, decode_seconds = 0;
+    if (plan.prefills.empty()) {
+      decode_seconds = last_decode_seconds_ = forward_seconds;
+    } else if (plan.decodes.empty()) {
+      prefill_seconds = forward_seconds;
+    } else {
+      decode_seconds = std::min(last_decode_seconds_, 0.9 * forward_seconds);
+      prefill_seconds = forward_seconds - decode_seconds;
+    }
     bool all_greedy = true;
     const SamplingTensors params = SamplingFor(plan, device_, &all_greedy);
     const at::Tensor rows = at::cat(logits, 0);

@@ -14,8 +14,10 @@
 namespace tandem {
 
 // Owns the model, its weights and the KV slots. Each Step() prefills the
-// plan's prompts one by one, decodes its running sequences as one batch,
-// samples every row on the device and copies the tokens back.
+// plan's prompt chunks as one pack and decodes its running sequences as one
+// batch (one forward for both where the model has one:
+// CausalLm::PrefillAndDecode), samples every row on the device and copies
+// the tokens back.
 // Threading: engine thread only.
 class EagerRunner : public ModelRunner {
  public:
@@ -33,6 +35,7 @@ class EagerRunner : public ModelRunner {
   std::unique_ptr<CausalLm> model_;
   std::unique_ptr<KvCache> cache_;
   at::Device device_;
+  double last_decode_seconds_ = 0;  // the latest decode-only step's forward
 };
 
 }  // namespace tandem

@@ -39,6 +39,21 @@ KvCacheShape Gpt2Model::kv_shape() const {
   return shape;
 }
 
+at::Tensor Gpt2Model::Embed(const at::Tensor& tokens, const at::Tensor& positions) const {
+  return at::embedding(weights_.wte, tokens) + at::embedding(weights_.wpe, positions);
+}
+
+at::Tensor Gpt2Model::Block(int64_t layer, const at::Tensor& x,
+                            const std::function<at::Tensor(const at::Tensor& qkv)>& attend) const {
+  const Gpt2LayerWeights& w = weights_.layers[layer];
+  const int64_t N = x.size(0), C = config_.n_embd;
+  const at::Tensor h =
+      at::layer_norm(x, {C}, w.ln_1_weight, w.ln_1_bias, config_.layer_norm_epsilon);
+  const at::Tensor qkv =
+      at::addmm(w.attn_bias, h, w.attn_weight).view({N, 3, config_.n_head, config_.head_dim()});
+  return MlpResidual(layer, x + at::addmm(w.attn_proj_bias, attend(qkv), w.attn_proj_weight));
+}
+
 at::Tensor Gpt2Model::MlpResidual(int64_t layer, const at::Tensor& x) const {
   const Gpt2LayerWeights& w = weights_.layers[layer];
   const at::Tensor h = at::layer_norm(x, {config_.n_embd}, w.ln_2_weight,
@@ -76,25 +91,46 @@ at::Tensor Gpt2Model::PrefillPacked(const PrefillPack& pack, KvCache* cache,
 at::Tensor Gpt2Model::PrefillWithAttention(const PrefillPack& pack, KvCache* cache,
                                            bool all_logits,
                                            const PrefillAttentionFn& attention) const {
-  const int64_t T = pack.num_tokens, P = pack.padded_tokens, C = config_.n_embd,
-                H = config_.n_head, D = config_.head_dim();
-  at::Tensor x = at::embedding(weights_.wte, pack.tokens) +
-                 at::embedding(weights_.wpe, pack.positions);  // [P, C]
+  const int64_t T = pack.num_tokens;
+  at::Tensor x = Embed(pack.tokens, pack.positions);  // [P, C]
   for (int64_t i = 0; i < config_.n_layer; ++i) {
-    const Gpt2LayerWeights& w = weights_.layers[i];
-    const at::Tensor h = at::layer_norm(x, {C}, w.ln_1_weight, w.ln_1_bias,
-                                        config_.layer_norm_epsilon);
-    // [P, 3C] -> the real rows [T, 3, H, D]; padding rows stay out of the cache.
-    const at::Tensor qkv = at::addmm(w.attn_bias, h, w.attn_weight).view({P, 3, H, D}).narrow(0, 0, T);
-    AppendPrefillKv(i, qkv, pack, cache);
-    at::Tensor attn = (attention ? attention(i, qkv, pack, cache)
-                                 : SegmentAttention(i, qkv, pack, cache))
-                          .reshape({T, C});
-    if (P > T) attn = at::cat({attn, at::zeros({P - T, C}, attn.options())});
-    x = x + at::addmm(w.attn_proj_bias, attn, w.attn_proj_weight);
-    x = MlpResidual(i, x);
+    x = Block(i, x, [&](const at::Tensor& qkv) {
+      return PackAttention(i, qkv, pack, cache, attention);
+    });
   }
   return Logits(all_logits ? x.narrow(0, 0, T) : x.index_select(0, pack.last_rows));
+}
+
+at::Tensor Gpt2Model::PackAttention(int64_t layer, const at::Tensor& qkv,
+                                    const PrefillPack& pack, KvCache* cache,
+                                    const PrefillAttentionFn& attention) const {
+  const int64_t T = pack.num_tokens, P = pack.padded_tokens, C = config_.n_embd;
+  // [P, 3, H, D] -> the real rows [T, 3, H, D]; padding rows stay out of the cache.
+  const at::Tensor real = qkv.narrow(0, 0, T);
+  AppendPrefillKv(layer, real, pack, cache);
+  at::Tensor attn = (attention ? attention(layer, real, pack, cache)
+                               : SegmentAttention(layer, real, pack, cache))
+                        .reshape({T, C});
+  if (P > T) attn = at::cat({attn, at::zeros({P - T, C}, attn.options())});
+  return attn;  // [P, C]
+}
+
+std::pair<at::Tensor, at::Tensor> Gpt2Model::PrefillAndDecode(
+    const PrefillPack& pack, const at::Tensor& slots, const at::Tensor& tokens,
+    const at::Tensor& raw_positions, int64_t attend_len, KvCache* cache) const {
+  const int64_t P = pack.padded_tokens, B = tokens.size(0), C = config_.n_embd;
+  const at::Tensor positions = raw_positions.clamp_max(cache->max_context() - 1);
+  // Rows [0, P): the pack; [P, P + B): the decode rows.
+  at::Tensor x = at::cat({Embed(pack.tokens, pack.positions), Embed(tokens, positions)});
+  for (int64_t i = 0; i < config_.n_layer; ++i) {
+    x = Block(i, x, [&](const at::Tensor& qkv) {
+      const at::Tensor decoded =
+          GatherAttention(i, qkv.narrow(0, P, B), slots, positions, attend_len, cache);
+      return at::cat({PackAttention(i, qkv.narrow(0, 0, P), pack, cache, nullptr),
+                      decoded.reshape({B, C})});
+    });
+  }
+  return {Logits(x.narrow(0, 0, P).index_select(0, pack.last_rows)), Logits(x.narrow(0, P, B))};
 }
 
 void Gpt2Model::AppendPrefillKv(int64_t layer, const at::Tensor& qkv, const PrefillPack& pack,
@@ -112,13 +148,17 @@ at::Tensor Gpt2Model::SegmentAttention(int64_t layer, const at::Tensor& qkv,
   for (const PrefillSegment& seg : pack.segments) {
     const auto n = static_cast<int64_t>(seg.tokens.size());
     const int64_t end = seg.start + n;
-    const at::Tensor q = qkv.narrow(0, row, n).select(1, 0).transpose(0, 1);  // [H, n, D]
+    // [H, n, D], contiguous: a strided query makes the CPU's batched matmul
+    // several times slower at long contexts.
+    const at::Tensor q = qkv.narrow(0, row, n).select(1, 0).transpose(0, 1).contiguous();
     const at::Tensor keys = cache->keys(layer)[seg.slot].narrow(1, 0, end);   // [H, end, D]
     const at::Tensor values = cache->values(layer)[seg.slot].narrow(1, 0, end);
-    at::Tensor scores = at::matmul(q, keys.transpose(-1, -2)) * scale;  // [H, n, end]
-    // Query i sits at position start + i and sees keys [0, start + i].
-    const at::Tensor future = at::ones({n, end}, qkv.options().dtype(at::kBool)).triu(seg.start + 1);
-    scores.masked_fill_(future, -std::numeric_limits<float>::infinity());
+    at::Tensor scores = at::matmul(q, keys.transpose(-1, -2)).mul_(scale);  // [H, n, end]
+    // Query i sits at position start + i and sees keys [0, start + i]: only
+    // the segment's own keys (the last n) are masked, above the diagonal.
+    scores.narrow(-1, seg.start, n)
+        .masked_fill_(at::ones({n, n}, qkv.options().dtype(at::kBool)).triu(1),
+                      -std::numeric_limits<float>::infinity());
     outputs.push_back(at::matmul(at::softmax(scores, -1), values).transpose(0, 1));  // [n, H, D]
     row += n;
   }
@@ -159,22 +199,15 @@ at::Tensor Gpt2Model::DecodeWithAttention(const at::Tensor& slots, const at::Ten
                                           const at::Tensor& raw_positions, int64_t attend_len,
                                           KvCache* cache,
                                           const DecodeAttentionFn& attention) const {
-  const int64_t B = tokens.size(0), C = config_.n_embd, H = config_.n_head,
-                D = config_.head_dim();
+  const int64_t B = tokens.size(0), C = config_.n_embd;
   const at::Tensor positions = raw_positions.clamp_max(cache->max_context() - 1);
-  at::Tensor x = at::embedding(weights_.wte, tokens) +
-                 at::embedding(weights_.wpe, positions);  // [B, C]
+  at::Tensor x = Embed(tokens, positions);  // [B, C]
   for (int64_t i = 0; i < config_.n_layer; ++i) {
-    const Gpt2LayerWeights& w = weights_.layers[i];
-    const at::Tensor h = at::layer_norm(x, {C}, w.ln_1_weight, w.ln_1_bias,
-                                        config_.layer_norm_epsilon);
-    const at::Tensor qkv = at::addmm(w.attn_bias, h, w.attn_weight).view({B, 3, H, D});
-    const at::Tensor attn =
-        (attention ? attention(i, qkv, slots, positions, cache)
-                   : GatherAttention(i, qkv, slots, positions, attend_len, cache))
-            .reshape({B, C});
-    x = x + at::addmm(w.attn_proj_bias, attn, w.attn_proj_weight);
-    x = MlpResidual(i, x);
+    x = Block(i, x, [&](const at::Tensor& qkv) {
+      return (attention ? attention(i, qkv, slots, positions, cache)
+                        : GatherAttention(i, qkv, slots, positions, attend_len, cache))
+          .reshape({B, C});
+    });
   }
   return Logits(x);
 }

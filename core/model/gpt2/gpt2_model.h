@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 
 #include <ATen/ATen.h>
 
@@ -47,6 +48,15 @@ class Gpt2Model : public CausalLm {
   at::Tensor Decode(const at::Tensor& slots, const at::Tensor& tokens,
                     const at::Tensor& positions, int64_t attend_len,
                     KvCache* cache) const override;
+  // Both as one forward: the pack's padded rows and the decode rows share
+  // every projection and MLP GEMM (on the CPU a mixed step reads the
+  // weights once instead of twice); attention as the two do it.
+  std::pair<at::Tensor, at::Tensor> PrefillAndDecode(const PrefillPack& pack,
+                                                     const at::Tensor& slots,
+                                                     const at::Tensor& tokens,
+                                                     const at::Tensor& positions,
+                                                     int64_t attend_len,
+                                                     KvCache* cache) const override;
   // Decode with the attention step supplied by the caller (the CUDA kernel);
   // `attend_len` is then unused.
   at::Tensor DecodeWithAttention(const at::Tensor& slots, const at::Tensor& tokens,
@@ -64,6 +74,11 @@ class Gpt2Model : public CausalLm {
   const Gpt2Weights& weights() const { return weights_; }
 
  private:
+  // The pack's attention in block `layer`: qkv [P, 3, H, D] (padded rows
+  // included) -> [P, C], the real rows' K/V appended to the cache first;
+  // `attention` (empty: SegmentAttention) as in PrefillWithAttention.
+  at::Tensor PackAttention(int64_t layer, const at::Tensor& qkv, const PrefillPack& pack,
+                           KvCache* cache, const PrefillAttentionFn& attention) const;
   // Causal attention of each segment's queries over its slot's cache.
   at::Tensor SegmentAttention(int64_t layer, const at::Tensor& qkv, const PrefillPack& pack,
                               KvCache* cache) const;
@@ -71,6 +86,13 @@ class Gpt2Model : public CausalLm {
   at::Tensor GatherAttention(int64_t layer, const at::Tensor& qkv, const at::Tensor& slots,
                              const at::Tensor& positions, int64_t attend_len,
                              KvCache* cache) const;
+  // Block `layer` on residual stream x [N, C]: LayerNorm, the Q/K/V
+  // projection, `attend` (qkv [N, 3, H, D] -> [N, C]), the output
+  // projection and the MLP, each with its residual.
+  at::Tensor Block(int64_t layer, const at::Tensor& x,
+                   const std::function<at::Tensor(const at::Tensor& qkv)>& attend) const;
+  // The token and position embeddings of tokens [N] at positions [N].
+  at::Tensor Embed(const at::Tensor& tokens, const at::Tensor& positions) const;
   // The MLP half of block `layer`, applied to residual stream x [N, C].
   at::Tensor MlpResidual(int64_t layer, const at::Tensor& x) const;
   at::Tensor Logits(const at::Tensor& x) const;  // [N, C] -> float32 [N, V]

@@ -111,10 +111,11 @@ at::Tensor LlamaModel::SegmentAttention(int64_t layer, const at::Tensor& q,
     const at::Tensor keys = cache->keys(layer)[seg.slot].narrow(1, 0, end);  // [Hkv, end, D]
     const at::Tensor values = cache->values(layer)[seg.slot].narrow(1, 0, end);
     at::Tensor scores = at::matmul(qs, keys.transpose(-1, -2)) * scale_;  // [Hkv, G n, end]
-    // Query i sits at position start + i and sees keys [0, start + i].
-    const at::Tensor future =
-        at::ones({n, end}, q.options().dtype(at::kBool)).triu(seg.start + 1).repeat({G, 1});
-    scores.masked_fill_(future, -std::numeric_limits<float>::infinity());
+    // Query i sits at position start + i and sees keys [0, start + i]: only
+    // the segment's own keys (the last n) are masked, above the diagonal.
+    scores.narrow(-1, seg.start, n)
+        .masked_fill_(at::ones({n, n}, q.options().dtype(at::kBool)).triu(1).repeat({G, 1}),
+                      -std::numeric_limits<float>::infinity());
     const at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(q.scalar_type());
     outputs.push_back(
         at::matmul(probs, values).view({Hkv * G, n, D}).permute({1, 0, 2}).reshape({n, -1}));

@@ -170,6 +170,41 @@ TEST_F(Gpt2ModelTest, AChunkedPromptGivesTheSameKvAndFirstTokenAsAWholeOne) {
   EXPECT_LE(RelativeError(other_mixed[0], other_alone[0]), 1e-5);
 }
 
+// A mixed step as one forward (the eager runner's): a pack of a prompt's
+// later chunk and a new prompt, padded, beside two decoding slots, gives
+// the logits and K/V of PrefillPacked then Decode.
+TEST_F(Gpt2ModelTest, PrefillAndDecodeInOneForwardMatchesTheTwoApart) {
+  const KvCacheShape shape = CacheShape(model_, 4, config_.n_positions);
+  const auto options = at::TensorOptions().dtype(at::kFloat);
+  KvCache apart(shape, options), together(shape, options);
+  const std::vector<int32_t> chunked = Prompt(12, 5), fresh = Prompt(6, 6);
+  const absl::Span<const int32_t> c(chunked);
+  for (KvCache* cache : {&apart, &together}) {
+    model_.Prefill(0, Ids({1, 2, 3, 4, 5}), cache);
+    model_.Prefill(3, Ids({9, 8, 7}), cache);
+    model_.PrefillPacked(MakePrefillPack({{1, 0, c.subspan(0, 4)}}, at::kCPU), cache);
+  }
+  auto pack = [&] {
+    return MakePrefillPack({{1, 4, c.subspan(4)}, {2, 0, fresh}}, at::kCPU, 16, 4);
+  };
+  const at::Tensor slots = Ids({3, 0}), tokens = Ids({11, 12}), positions = Ids({3, 5});
+  const at::Tensor prefill = model_.PrefillPacked(pack(), &apart);
+  const at::Tensor decode = model_.Decode(slots, tokens, positions, 6, &apart);
+  const auto [mixed_prefill, mixed_decode] =
+      model_.PrefillAndDecode(pack(), slots, tokens, positions, 6, &together);
+  ASSERT_EQ(mixed_prefill.sizes(), prefill.sizes());
+  ASSERT_EQ(mixed_decode.sizes(), decode.sizes());
+  EXPECT_LE(RelativeError(mixed_prefill.narrow(0, 0, 2), prefill.narrow(0, 0, 2)), 1e-5);
+  EXPECT_LE(RelativeError(mixed_decode, decode), 1e-5);
+  for (int64_t layer = 0; layer < config_.n_layer; ++layer) {
+    for (int64_t slot = 0; slot < 4; ++slot) {
+      EXPECT_LE(RelativeError(together.keys(layer)[slot], apart.keys(layer)[slot]), 1e-5)
+          << "layer " << layer << " slot " << slot;
+      EXPECT_LE(RelativeError(together.values(layer)[slot], apart.values(layer)[slot]), 1e-5);
+    }
+  }
+}
+
 // The default slot-indexed decode (what the CUDA runner calls on models
 // without a fused path) gathers each row's token and position by slot.
 TEST_F(Gpt2ModelTest, DecodeSlotsReadsTokensAndPositionsBySlot) {
