@@ -217,7 +217,8 @@ TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
       }
       const CausalLm::SlotDecode step = fused.DecodeSlots(
           Ids(slots), slot_tokens.to(at::kCUDA), slot_positions.to(at::kCUDA), true, &cache_a);
-      EXPECT_TRUE(step.logits.equal(a)) << c10::toString(dtype) << " batch " << batch;
+      // Greedy: the head's own output (bf16 above kMaxFusedRows rows).
+      EXPECT_TRUE(step.logits.to(at::kFloat).equal(a)) << c10::toString(dtype) << " batch " << batch;
       EXPECT_TRUE(step.tokens.equal(greedy)) << c10::toString(dtype) << " batch " << batch;
       EXPECT_TRUE(at::allclose(step.logprobs, expected, 1e-5, 1e-4)) << c10::toString(dtype);
     }
@@ -265,7 +266,9 @@ TEST(DecodeKernelTest, GreedyTakesTheFirstMaximumOfTheLmHeadsLogits) {
 // tie and NaN cases (and a tie inside one 16-byte vector), and the float32
 // logits it writes on the way equal the conversion ATen does; at batches
 // that split a row over 8, 4, 2 and 1 blocks, with rows that start on a
-// 16-byte boundary (padding 47) and rows that mostly do not (padding 3).
+// 16-byte boundary (padding 47) and rows that mostly do not (padding 3);
+// and without the conversion (convert = false), the same tokens and
+// log-probabilities.
 TEST(DecodeKernelTest, GreedyDecodeConvertsStridedLowPrecisionLogits) {
   c10::InferenceMode inference_mode;
   const int64_t vocab = 50257;
@@ -286,6 +289,12 @@ TEST(DecodeKernelTest, GreedyDecodeConvertsStridedLowPrecisionLogits) {
         ASSERT_EQ(out.logits.scalar_type(), at::kFloat);
         EXPECT_TRUE(at::equal(out.logits.cpu().nan_to_num(0), want.nan_to_num(0)))
             << "padding " << padding << " rows " << rows;
+        // Without the conversion: the same choice, the logits left as given.
+        const CausalLm::SlotDecode kept =
+            GreedyDecode(padded.narrow(1, 0, vocab), /*convert=*/false);
+        EXPECT_EQ(kept.logits.data_ptr(), padded.data_ptr());
+        EXPECT_TRUE(kept.tokens.equal(out.tokens)) << "padding " << padding << " rows " << rows;
+        EXPECT_TRUE(at::equal(kept.logprobs.nan_to_num(0), out.logprobs.nan_to_num(0)));
         const int64_t expected_token = with_nan ? 12345 : 37;
         EXPECT_TRUE(out.tokens.cpu().eq(expected_token).all().item<bool>())
             << "padding " << padding << " rows " << rows << " nan " << with_nan << ": "

@@ -182,19 +182,20 @@ std::pair<at::Tensor, at::Tensor> GreedyTokens(const at::Tensor& raw_logits) {
   return {out.tokens, out.logprobs};
 }
 
-CausalLm::SlotDecode GreedyDecode(const at::Tensor& raw_logits) {
+CausalLm::SlotDecode GreedyDecode(const at::Tensor& raw_logits, bool convert) {
   // Rows may be strided (a padded head's columns narrowed), not their elements.
   const bool rows_only = raw_logits.stride(1) == 1 &&
                          (raw_logits.size(0) == 1 || raw_logits.stride(0) >= raw_logits.size(1));
   const at::Tensor logits = rows_only ? raw_logits : raw_logits.contiguous();
   const int64_t B = logits.size(0), V = logits.size(1), row_stride = B > 1 ? logits.stride(0) : V;
   const bool is_float = logits.scalar_type() == at::kFloat && logits.is_contiguous();
-  CausalLm::SlotDecode out{is_float ? logits : at::empty({B, V}, logits.options().dtype(at::kFloat)),
+  const bool copy = convert && !is_float;
+  CausalLm::SlotDecode out{copy ? at::empty({B, V}, logits.options().dtype(at::kFloat)) : logits,
                            at::empty({B}, logits.options().dtype(at::kLong)),
                            at::empty({B}, logits.options().dtype(at::kFloat))};
   CheckCuda(LaunchGreedyTokensOf(KernelDTypeOf(logits.scalar_type()), logits.data_ptr(),
                                  static_cast<int>(B), static_cast<int>(V), row_stride,
-                                 is_float ? nullptr : out.logits.data_ptr<float>(),
+                                 copy ? out.logits.data_ptr<float>() : nullptr,
                                  out.tokens.data_ptr<int64_t>(), out.logprobs.data_ptr<float>(),
                                  CurrentStream()),
             "GreedyTokens");

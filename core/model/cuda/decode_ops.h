@@ -107,11 +107,12 @@ at::Tensor EmbedTokens(const at::Tensor& wte, const at::Tensor& wpe, const at::T
 std::pair<at::Tensor, at::Tensor> GreedyTokens(const at::Tensor& logits);
 
 // The same over an LM head's logits [B, V] in the model's dtype (rows may be
-// strided: a padded head's output narrowed to V columns): returns them as
-// float32 [B, V] contiguous with the tokens and log-probabilities, converted
-// by the greedy kernel itself (one kernel instead of a conversion and the
-// choice).
-CausalLm::SlotDecode GreedyDecode(const at::Tensor& logits);
+// strided: a padded head's output narrowed to V columns). With `convert`,
+// returns them as float32 [B, V] contiguous with the tokens and
+// log-probabilities, converted by the greedy kernel itself (one kernel
+// instead of a conversion and the choice); without, returns `logits` as
+// given (a greedy step, whose logits nobody reads: no [B, V] float32 write).
+CausalLm::SlotDecode GreedyDecode(const at::Tensor& logits, bool convert = true);
 
 // Advances the state of `slots` [B] by one step after `tokens` [B] were
 // sampled for them (see LaunchAdvanceSlots).

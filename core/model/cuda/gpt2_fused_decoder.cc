@@ -193,8 +193,8 @@ CausalLm::SlotDecode Gpt2FusedDecoder::Step(const at::Tensor& slots, const at::T
 }
 
 CausalLm::SlotDecode Gpt2FusedDecoder::BatchedHead(const at::Tensor& h, bool greedy) const {
-  // The greedy kernel converts cuBLAS's logits itself.
-  if (greedy) return GreedyDecode(model_.HeadProduct(h));
+  // cuBLAS's logits as they are: a greedy step's result is its tokens.
+  if (greedy) return GreedyDecode(model_.HeadProduct(h), /*convert=*/false);
   return SlotDecode{model_.HeadLogits(h)};
 }
 

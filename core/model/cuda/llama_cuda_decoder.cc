@@ -163,7 +163,7 @@ CausalLm::SlotDecode LlamaCudaDecoder::Step(const at::Tensor& slots, const at::T
   }
   const at::Tensor& head = w.lm_head.defined() ? w.lm_head : w.embed_tokens;
   const at::Tensor logits = at::mm(FusedRmsNorm(x, w.norm, eps), head.t());
-  if (greedy) return GreedyDecode(logits);  // converts the logits too
+  if (greedy) return GreedyDecode(logits, /*convert=*/false);
   return {logits.to(at::kFloat)};
 }
 

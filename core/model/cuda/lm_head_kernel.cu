@@ -2,6 +2,7 @@
 // decode_kernels.h).
 #include <cfloat>
 #include <climits>
+#include <cstdint>
 #include <cmath>
 
 #include <cooperative_groups.h>
@@ -84,13 +85,56 @@ struct GreedyPart {
   float sum;
 };
 
+// Calls visit(value, index) for the logits of row[0, vocab) that block
+// `split` of `blocks` owns: 16-byte vectors from the row's first 16-byte
+// boundary on, in contiguous runs of vectors per block, kGreedyAhead
+// loaded per thread before any is used; the first block also takes the
+// elements before that boundary and after the last whole vector. Plain
+// (coherent) loads: the logits come from the previous kernel.
+constexpr int kGreedyAhead = 4;
+
+template <typename T, typename Visit>
+__device__ __forceinline__ void ForEachLogit(const T* row, int vocab, int split, int blocks,
+                                             Visit&& visit) {
+  constexpr int kVec = kernel::Vec16<T>::kSize;
+  const int misaligned = static_cast<int>(reinterpret_cast<uintptr_t>(row) % 16 / sizeof(T));
+  const int lead = min(vocab, (kVec - misaligned) % kVec);
+  const int vectors = (vocab - lead) / kVec, tail = lead + vectors * kVec;
+  const int per_block = (vectors + blocks - 1) / blocks;
+  const int begin = min(vectors, split * per_block), end = min(vectors, begin + per_block);
+  const uint4* body = reinterpret_cast<const uint4*>(row + lead);
+  for (int j0 = begin + threadIdx.x; j0 < end; j0 += kGreedyAhead * kGreedyThreads) {
+    uint4 raw[kGreedyAhead];
+#pragma unroll
+    for (int a = 0; a < kGreedyAhead; ++a) {
+      const int j = j0 + a * kGreedyThreads;
+      if (j < end) raw[a] = body[j];
+    }
+#pragma unroll
+    for (int a = 0; a < kGreedyAhead; ++a) {
+      const int j = j0 + a * kGreedyThreads;
+      if (j >= end) break;
+      const T* v = reinterpret_cast<const T*>(&raw[a]);
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) visit(kernel::ToFloat(v[e]), lead + j * kVec + e);
+    }
+  }
+  if (split != 0) return;
+  const int scalars = lead + (vocab - tail);
+  for (int i = threadIdx.x; i < scalars; i += kGreedyThreads) {
+    const int index = i < lead ? i : tail + (i - lead);
+    visit(kernel::ToFloat(row[index]), index);
+  }
+}
+
 // A row's logits in gridDim.z slices (up to kGreedyBlocks), one block each,
 // the blocks of a row forming a thread-block cluster: each finds its slice's
-// first maximum and exp-sum, then the cluster's first block merges them
-// (distributed shared memory) into the row's token and its log-softmax value
-// x[index] - (max + log(sum(exp(x - max)))). Row b starts at b * row_stride;
-// with `copy` (not null) the first pass also writes the slice there as
-// float32 [B, V] (a T-typed LM head's logits, converted on the way).
+// first maximum and exp-sum (two passes, ForEachLogit), then the cluster's
+// first block merges them (distributed shared memory) into the row's token
+// and its log-softmax value x[index] - (max + log(sum(exp(x - max)))). Row b
+// starts at b * row_stride; with `copy` (not null) the first pass also
+// writes the row there as float32 [B, V] (a T-typed LM head's logits,
+// converted on the way).
 template <typename T>
 __global__ void __launch_bounds__(kGreedyThreads)
 GreedyTokensKernel(const T* __restrict__ logits, int vocab, int64_t row_stride,
@@ -105,20 +149,17 @@ GreedyTokensKernel(const T* __restrict__ logits, int vocab, int64_t row_stride,
   const int b = blockIdx.y, split = blockIdx.z, tid = threadIdx.x, warp = tid / 32,
             lane = tid % 32;
   const int blocks = gridDim.z;
-  const int slice = (vocab + blocks - 1) / blocks;
-  const int begin = min(vocab, split * slice), end = min(vocab, begin + slice);
   const T* row = logits + b * row_stride;
   float* copy_row = copy != nullptr ? copy + static_cast<size_t>(b) * vocab : nullptr;
   float best = -INFINITY;
   int index = kNoIndex;
-  for (int i = begin + tid; i < end; i += kGreedyThreads) {
-    const float v = kernel::ToFloat(row[i]);
+  ForEachLogit(row, vocab, split, blocks, [&](float v, int i) {
     if (copy_row != nullptr) copy_row[i] = v;
     if (Beats(v, i, best, index)) {
       best = v;
       index = i;
     }
-  }
+  });
   for (int offset = 16; offset > 0; offset >>= 1) {
     const float other = __shfl_xor_sync(0xffffffffu, best, offset);
     const int other_index = __shfl_xor_sync(0xffffffffu, index, offset);
@@ -141,9 +182,7 @@ GreedyTokensKernel(const T* __restrict__ logits, int vocab, int64_t row_stride,
     }
   }
   float sum = 0.0f;
-  for (int i = begin + tid; i < end; i += kGreedyThreads) {
-    sum += __expf(kernel::ToFloat(row[i]) - best);
-  }
+  ForEachLogit(row, vocab, split, blocks, [&](float v, int) { sum += __expf(v - best); });
   sum = WarpSum(sum);
   if (lane == 0) sums[warp] = sum;
   __syncthreads();
