@@ -19,31 +19,22 @@ double Average(double average, double sample) {
 }
 }  // namespace
 
-double PrefillBudget::Reference() const {
-  const int n = static_cast<int>(std::min<int64_t>(periods_, kWindow));
-  if (n == 0) return 0;
-  std::array<double, kWindow> sorted = recent_;
-  std::nth_element(sorted.begin(), sorted.begin() + n / 2, sorted.begin() + n);
-  return sorted[n / 2];
-}
-
 void PrefillBudget::Observe(int32_t prefill_tokens, double prefill_seconds,
                             double decode_seconds, double period_seconds) {
   if (period_seconds <= 0) return;
   if (prefill_tokens <= 0) {
-    recent_[periods_++ % kWindow] = period_seconds;
+    reference_ = Average(reference_, period_seconds);
     return;
   }
   if (prefill_seconds <= 0) return;
-  const double typical = Reference();
-  if (typical == 0) bootstrap_ = Average(bootstrap_, period_seconds);
+  if (reference_ == 0) bootstrap_ = Average(bootstrap_, period_seconds);
   // This step's cost per token beyond the fixed cost (at least a tenth of
   // its whole cost per token, should the fixed cost be overstated).
   const double y = prefill_seconds, x = prefill_tokens;
   const double a = std::min(fixed_seconds_, 0.9 * y);
   const double b = (y - a) / x;
   const double reference =
-      std::max(typical > 0 ? typical : bootstrap_, std::max(0.0, decode_seconds));
+      std::max(reference_ > 0 ? reference_ : bootstrap_, std::max(0.0, decode_seconds));
   const double allowance = (1 + stall_ratio_) * reference - std::max(0.0, decode_seconds) - a;
   const double target = std::max(allowance / b, a / b);
   const double next = std::min(target, 2.0 * tokens_);

@@ -2,18 +2,15 @@
 #ifndef TANDEM_CORE_ENGINE_PREFILL_BUDGET_H_
 #define TANDEM_CORE_ENGINE_PREFILL_BUDGET_H_
 
-#include <array>
 #include <cstdint>
 
 namespace tandem {
 
 // Keeps a mixed step (prompt chunks plus decode rows) at about (1 +
 // stall_ratio) times the reference period, the longer of the recent
-// decode-only steps' typical period (the median of the last kWindow: the
-// gap between tokens running streams see, not moved by the few slow steps
-// that a request's arrival or the host's other work cause) and the step's
-// own decode time, whatever the device, model, batch or context length.
-// The prefill cost is modelled as a + b * tokens: a, the
+// decode-only steps' period (the gap between tokens running streams see)
+// and the step's own decode time, whatever the device, model, batch or
+// context length. The prefill cost is modelled as a + b * tokens: a, the
 // fixed cost of a prefill step, is the runner's (measured at start-up, 0 if
 // unknown); b is learned from each mixed step, so a long prompt's growing
 // attention cost is followed. The budget is the tokens that fit the
@@ -33,7 +30,7 @@ class PrefillBudget {
 
   int32_t tokens() const { return tokens_; }
   // The engine was idle: forget the reference period.
-  void Restart() { periods_ = 0, bootstrap_ = 0; }
+  void Restart() { reference_ = bootstrap_ = 0; }
   // A completed step with decode rows: it prefilled `prefill_tokens` (0 for
   // a decode-only step) in `prefill_seconds` and decoded in
   // `decode_seconds`; `period_seconds` passed since the previous step
@@ -45,14 +42,9 @@ class PrefillBudget {
   const int32_t min_tokens_, max_tokens_;
   const double stall_ratio_;
   const double fixed_seconds_;  // a
-  // The median of the decode-only periods in recent_ (0: none yet).
-  double Reference() const;
-
-  static constexpr int kWindow = 64;
   int32_t tokens_;
-  std::array<double, kWindow> recent_{};  // decode-only periods, a ring
-  int64_t periods_ = 0;  // decode-only periods seen since the start or Restart
-  double bootstrap_ = 0;  // moving average of mixed periods, until then
+  double reference_ = 0;  // moving average of decode-only periods; 0: none yet
+  double bootstrap_ = 0;  // the same of mixed steps, until then
 };
 
 }  // namespace tandem
