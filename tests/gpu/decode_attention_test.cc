@@ -1,5 +1,6 @@
 // GPU test of the decode attention kernel at every launch shape (context
-// split over 1, 2 or 4 blocks of 128 or 256 threads) against attention
+// split over 1, 2 or 4 blocks of 128 or 256 threads, the first pass's K/V
+// loaded before the wait or after) against attention
 // computed in float64 by ATen: fp32, fp16 and bf16, head sizes 64 and 128,
 // with and without grouped-query heads, contexts from the first position to
 // 1,001 (on and around the edges of a block's passes), rows read through
@@ -25,13 +26,16 @@ struct Heads {
 std::vector<DecodeAttentionShape> AllShapes() {
   std::vector<DecodeAttentionShape> shapes;
   for (int threads : {256, 128}) {
-    for (int splits : {1, 2, 4}) shapes.push_back({splits, threads});
+    for (int splits : {1, 2, 4}) {
+      for (bool preload : {false, true}) shapes.push_back({splits, threads, preload});
+    }
   }
   return shapes;
 }
 
 std::string Name(const DecodeAttentionShape& s) {
-  return "threads " + std::to_string(s.threads) + " splits " + std::to_string(s.splits);
+  return "threads " + std::to_string(s.threads) + " splits " + std::to_string(s.splits) +
+         (s.preload ? " preload" : "");
 }
 
 struct Result {

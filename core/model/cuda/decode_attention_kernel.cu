@@ -63,7 +63,7 @@ __device__ void RotateQueryAndKey(const T* q, const T* new_key, const DecodeRota
 // merge over the warp (shuffles), the block's warps (shared memory), and
 // with splits > 1 the cluster's blocks (distributed shared memory, read by
 // the first block, which writes the output).
-template <typename T, int kHeadDim, int kThreads>
+template <typename T, int kHeadDim, int kThreads, bool preload>
 __global__ void __launch_bounds__(kThreads)
 SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
                            T* __restrict__ v_cache, const int64_t* __restrict__ slots,
@@ -92,10 +92,24 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
       (static_cast<size_t>(slot) * kv_heads + kv_head) * max_context * kHeadDim;
   T* keys = k_cache + head_offset;
   T* values = v_cache + head_offset;
-  // Earlier steps wrote the slice's K/V (all but position p): move it
-  // towards L2 while the previous kernel finishes.
+  // Earlier steps wrote the slice's K/V of every position but p, before this
+  // step's first kernel (see WaitForPreviousKernel): the first pass's
+  // positions (kAhead per thread) load into registers and the rest move
+  // towards L2 while the previous kernel finishes; position p (the new key
+  // and value) and lanes past the slice's end stay zero until the pass.
+  const int j = tid % kLanes, d0 = j * kVec;
+  const int first = tid / kLanes;  // the thread's position within a pass
+  uint4 key[kAhead], val[kAhead];
+#pragma unroll
+  for (int a = 0; a < kAhead; ++a) {
+    const int t = begin + first + a * kPositions;
+    const bool early = preload && t < end && t < position;
+    key[a] = early ? *reinterpret_cast<const uint4*>(keys + t * kHeadDim + d0) : uint4{};
+    val[a] = early ? *reinterpret_cast<const uint4*>(values + t * kHeadDim + d0) : uint4{};
+  }
   constexpr int kRowBytes = kHeadDim * static_cast<int>(sizeof(T));
-  for (int offset = begin * kRowBytes + tid * 128; offset < min(end, length - 1) * kRowBytes;
+  const int prefetched = preload ? min(end, begin + kAhead * kPositions) : begin;
+  for (int offset = prefetched * kRowBytes + tid * 128; offset < min(end, length - 1) * kRowBytes;
        offset += kThreads * 128) {
     kernel::PrefetchL2(reinterpret_cast<const char*>(keys) + offset);
     kernel::PrefetchL2(reinterpret_cast<const char*>(values) + offset);
@@ -120,7 +134,6 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   }
   __syncthreads();
 
-  const int j = tid % kLanes, d0 = j * kVec;
   float qv[kVec], acc[kVec];
 #pragma unroll
   for (int i = 0; i < kVec; ++i) {
@@ -128,15 +141,15 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
     acc[i] = 0.0f;
   }
   float top = -FLT_MAX, sum = 0.0f;  // over this thread's positions
-  const int first = tid / kLanes;  // the thread's position within a pass
   for (int t0 = begin + first; t0 - first < end; t0 += kAhead * kPositions) {  // block-uniform
-    uint4 key[kAhead], value[kAhead];
+    const bool loaded = preload && t0 == begin + first;  // the first pass, but position p
 #pragma unroll
     for (int a = 0; a < kAhead; ++a) {
       const int t = t0 + a * kPositions;
+      if (loaded && t != position) continue;
       const size_t at = static_cast<size_t>(t < end ? t : begin) * kHeadDim + d0;
       key[a] = *reinterpret_cast<const uint4*>(keys + at);
-      value[a] = *reinterpret_cast<const uint4*>(values + at);
+      val[a] = *reinterpret_cast<const uint4*>(values + at);
     }
     float score[kAhead];
     float step_top = top;
@@ -162,7 +175,7 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
     for (int a = 0; a < kAhead; ++a) {
       const float p = t0 + a * kPositions < end ? __expf(score[a] - step_top) : 0.0f;
       float v[kVec];
-      kernel::Unpack<T>(value[a], v);
+      kernel::Unpack<T>(val[a], v);
       sum += p;
 #pragma unroll
       for (int i = 0; i < kVec; ++i) acc[i] += p * v[i];
@@ -241,11 +254,17 @@ cudaError_t Launch(const DecodeAttentionShape& shape, const void* qkv, void* k, 
       (splits != 1 && splits != 2 && splits != 4 && splits != 8)) {
     return cudaErrorInvalidValue;
   }
+  const bool preload = shape.preload;
   auto* kernel_function =
-      threads == 128 ? (head_dim == 64 ? &SplitDecodeAttentionKernel<T, 64, 128>
-                                       : &SplitDecodeAttentionKernel<T, 128, 128>)
-                     : (head_dim == 64 ? &SplitDecodeAttentionKernel<T, 64, 256>
-                                       : &SplitDecodeAttentionKernel<T, 128, 256>);
+      threads == 128
+          ? (head_dim == 64 ? (preload ? &SplitDecodeAttentionKernel<T, 64, 128, true>
+                                       : &SplitDecodeAttentionKernel<T, 64, 128, false>)
+                            : (preload ? &SplitDecodeAttentionKernel<T, 128, 128, true>
+                                       : &SplitDecodeAttentionKernel<T, 128, 128, false>))
+          : (head_dim == 64 ? (preload ? &SplitDecodeAttentionKernel<T, 64, 256, true>
+                                       : &SplitDecodeAttentionKernel<T, 64, 256, false>)
+                            : (preload ? &SplitDecodeAttentionKernel<T, 128, 256, true>
+                                       : &SplitDecodeAttentionKernel<T, 128, 256, false>));
   return kernel::LaunchClustered(
       /*overlap=*/true, splits, kernel_function, dim3(heads, batch, splits), dim3(threads), 0,
       stream, static_cast<const T*>(qkv), static_cast<T*>(k), static_cast<T*>(v), slots,
@@ -272,6 +291,13 @@ DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads) {
   // GPT-2 small N=64 (768 blocks) 592 -> 571 us per step; at N=256 (3,072
   // blocks) 256 threads stay faster (1,131 vs 1,164 us).
   shape.threads = blocks > 4 * sms && blocks <= 8 * sms ? 128 : 256;
+  // The first pass's K/V in registers before the wait (80 registers a
+  // thread instead of 64) where the grid is one wave at most, a
+  // latency-bound kernel; larger grids keep their occupancy. Llama-3.2-1B
+  // N=1: 836.7 / 837.8 -> 829.5 / 830.2 us per step; GPT-2 small N=1 (8
+  // splits of a short context) unchanged, 293.0 / 292.0 -> 292.3 / 292.4
+  // (docs/results/bench/2026-12-01-h200-n1-kernels/).
+  shape.preload = blocks <= sms;
   return shape;
 }
 

@@ -49,7 +49,8 @@ struct DecodeRotary {
 // each row's context split over a cluster of up to 8 blocks while the rows'
 // heads alone would leave multiprocessors idle; more rows with H > Hkv:
 // LaunchGroupedDecodeAttention. `slots` and
-// `positions` are read (and the slot's earlier K/V prefetched into L2) before
+// `positions` are read (and the slot's earlier K/V prefetched into L2, or
+// where the grid is one wave, the first pass of it loaded) before
 // waiting for the previous kernel: they must be written before the step's
 // first kernel (see LaunchEmbedTokens), or before a plain launch that
 // precedes this one.
@@ -67,6 +68,9 @@ cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_ca
 struct DecodeAttentionShape {
   int splits = 1;
   int threads = 256;
+  // The first pass's keys and values loaded before waiting for the previous
+  // kernel (which the slot's cached positions never come from).
+  bool preload = false;
 };
 DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads);
 
