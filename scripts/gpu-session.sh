@@ -3,7 +3,9 @@
 # and runs the named steps, writing logs under $OUT and printing short
 # summaries (see ../shared/device/README.md for the machine). Prepare the
 # package bundle here with `../shared/device/fetch-debs.sh && scripts/device-debs.sh`,
-# then run through the device tool with carry [".device", "third_party"]:
+# then run through the device tool with carry [".device", "third_party"] (when the
+# tree with them is over the tool's 64 MiB: `tar -cJf .tp/third_party.tar.xz third_party`,
+# /.tp/ in .git/info/exclude, carry [".device", ".tp"] and unpack it first):
 #
 #   bash scripts/gpu-session.sh test bench
 #
@@ -52,6 +54,10 @@
 #              fused linear + RMSNorm/SwiGLU kernels vs LaunchGemv at several grid sizes; one row
 #   prevbench  the bench step on the previous build: the tree in .prev/ (made here with
 #              `git archive REV | tar -x -C .prev`, carried), built in build-prev
+#   prevllama  the llamabench step on the previous build
+#   ab         N=1 steps (Llama-3.2-1B, GPT-2 small) under each TANDEM_EXPERIMENT value in
+#              AB_VARIANTS, alternating AB_ROUNDS times: the A/B of a temporary switch a session
+#              adds to the sources (none is committed; "none" is the tree as it is)
 set -uo pipefail
 : "${OUT:=/tmp/tandem-gpu-session}"
 mkdir -p "$OUT"
@@ -90,6 +96,8 @@ profile_step() {
 # Builds the previous tree (.prev/) once per machine.
 build_prev() {
   [ -x build-prev/bin/tandem-bench ] && return 0
+  # The tokenizers the Llama / Qwen families read from their source tree.
+  [ -e .prev/third_party ] || ln -s "$PWD/third_party" .prev/third_party
   cmake -S .prev -B build-prev $DEVICE_CMAKE_ARGS -DTANDEM_BUILD_TESTS=OFF \
       -DTANDEM_GPT2_VOCAB_DIR="$PWD/third_party/gpt2" > "$OUT/cmake-prev.log" 2>&1 &&
     cmake --build build-prev -j16 --target tandem-bench > "$OUT/build-prev.log" 2>&1 ||
@@ -278,6 +286,24 @@ for step in "$@"; do
       build-prev/bin/tandem-bench --batch=${BENCH_BATCHES:-1,64} --modes=sync_graphs,double_buffered_graphs \
           --out="$OUT/bench-prev.jsonl" >> "$OUT/bench-prev.txt" 2>&1
       table "$OUT/bench-prev.txt" ;;
+    prevllama)
+      build_prev || continue
+      build-prev/bin/tandem-bench --arch=llama --size=llama-3.2-1b --batch=1,64 \
+          --modes=double_buffered_graphs --out="$OUT/bench-llama-prev.jsonl" \
+          >> "$OUT/bench-llama-prev.txt" 2>&1
+      table "$OUT/bench-llama-prev.txt" ;;
+    ab)
+      # AB_VARIANTS (default "none"), AB_ARCHES ("llama gpt2"), AB_ROUNDS (3).
+      for round in $(seq 1 "${AB_ROUNDS:-3}"); do
+        for e in ${AB_VARIANTS:-none}; do
+          for arch in ${AB_ARCHES:-llama gpt2}; do
+            size=$([ "$arch" = llama ] && echo llama-3.2-1b || echo gpt2)
+            TANDEM_EXPERIMENT=$e $bin/tandem-bench --arch=$arch --size=$size --batch=1 \
+                --modes=double_buffered_graphs --out="$OUT/ab-$e.jsonl" > "$OUT/ab.log" 2>&1
+            table "$OUT/ab.log" | grep -v "^model" | sed "s/^/$e $round: /"
+          done
+        done
+      done ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
 done
