@@ -5,11 +5,13 @@
 #
 # Starts tandem-server with the given flags (e.g. --device=cpu --model=DIR),
 # runs 7 streams (16-token prompts, STREAM_TOKENS new tokens each, default
-# 600) through tandem-loadgen and, STALL_DELAY seconds later (default 1.5),
-# one prompt of LONG_PROMPT tokens (default 4000). Prints the 7 streams' inter-token latency: p50, p99
+# 1500: at ~2 ms a token on the CPU they outlast the prompt) through
+# tandem-loadgen and, STALL_DELAY seconds later (default 1.5), one prompt of
+# LONG_PROMPT tokens (default 4000). Prints the 7 streams' inter-token latency: p50, p99
 # and the longest gap, and the ratio longest / p50; then the gaps' p50 / p99 while it was
 # prefilled and in the second before it arrived (the machine's own noise). Writes the loadgen JSON
-# lines to OUT_DIR/stall-streams.jsonl and OUT_DIR/stall-long.jsonl.
+# lines to OUT_DIR/stall-streams.jsonl and OUT_DIR/stall-long.jsonl. Exits 1 when no
+# stream got a token while the prompt was prefilled (nothing was measured).
 set -euo pipefail
 build=$1 out=$2
 shift 2
@@ -26,7 +28,7 @@ for _ in $(seq 1 240); do
 done
 lg="$bin/tandem-loadgen --server=127.0.0.1:$port --progress_seconds=0 --warmup=0 --token_times"
 $lg --num_requests=7 --concurrency=7 --prompt_tokens=16 \
-    --output_tokens="${STREAM_TOKENS:-600}" --out="$out/stall-streams.jsonl" \
+    --output_tokens="${STREAM_TOKENS:-1500}" --out="$out/stall-streams.jsonl" \
     > "$out/stall-streams.txt" 2>&1 &
 streams=$!
 sleep "${STALL_DELAY:-1.5}"
@@ -67,4 +69,8 @@ print(f"gaps while it was prefilled: p50 {1e3 * pct(during, 0.5):.2f} ms, p99 "
       f"{1e3 * pct(during, 0.99):.2f} ms; in the second before it arrived: p50 "
       f"{1e3 * pct(quiet, 0.5):.2f} ms, p99 {1e3 * pct(quiet, 0.99):.2f} ms, longest "
       f"{1e3 * max(quiet, default=float('nan')):.2f} ms")
+if not during:
+    print("no stream got a token while the prompt was prefilled: they ended before it "
+          "arrived (raise STREAM_TOKENS) or stalled through all of it", file=sys.stderr)
+    sys.exit(1)
 PY
