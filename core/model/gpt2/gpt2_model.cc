@@ -130,7 +130,12 @@ std::pair<at::Tensor, at::Tensor> Gpt2Model::PrefillAndDecode(
                       decoded.reshape({B, C})});
     });
   }
-  return {Logits(x.narrow(0, 0, P).index_select(0, pack.last_rows)), Logits(x.narrow(0, P, B))};
+  // One LM head over both parts' rows (on the CPU its weights are most of
+  // a small model's): each segment's last token, then the decode rows.
+  const int64_t S = pack.last_rows.size(0);
+  const at::Tensor logits =
+      Logits(at::cat({x.narrow(0, 0, P).index_select(0, pack.last_rows), x.narrow(0, P, B)}));
+  return {logits.narrow(0, 0, S), logits.narrow(0, S, B)};
 }
 
 void Gpt2Model::AppendPrefillKv(int64_t layer, const at::Tensor& qkv, const PrefillPack& pack,
