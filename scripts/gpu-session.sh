@@ -45,6 +45,7 @@
 #   llama      Llama / Qwen2 / Qwen3 parity against transformers (tiny and real
 #              shapes), tandem-bench and transformers' generate at Llama-3.2-1B
 #   llamabench tandem-bench alone at the Llama-3.2-1B shape (N = 1, 64)
+#   llamahf    transformers' generate on llamabench's checkpoint (N = 1, 64; run llamabench first)
 #   llamaprofile  per-kernel times (Nsight Compute) of a Llama-3.2-1B decode step
 #   prefillprofile  per-kernel times of the smallest prefill step (GPT-2 small)
 #   attnbench  tandem-attention-bench: the decode attention kernel's launch shapes at GPT-2
@@ -172,6 +173,10 @@ for step in "$@"; do
           --modes=double_buffered_graphs --out="$OUT/bench-llama.jsonl" \
           > "$OUT/bench-llama.txt" 2>&1
       table "$OUT/bench-llama.txt" ;;
+    llamahf)
+      python3 scripts/bench/hf_generate.py --model /tmp/tandem-bench-llama-llama-3.2-1b \
+          --batch 1,64 --out "$OUT/hf-llama.jsonl" > "$OUT/hf-llama.txt" 2>&1
+      grep -vE "^(W|I)[0-9]|Warning|warn" "$OUT/hf-llama.txt" | tail -5 ;;
     attnbench)
       $bin/tandem-attention-bench "$OUT/attention-bench.jsonl" 2>&1 | tee "$OUT/attention-bench.txt" ;;
     gemvbench)

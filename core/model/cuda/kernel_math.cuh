@@ -143,9 +143,22 @@ __device__ __forceinline__ void PrefetchL2(const void* p) {
 // and the step's inputs (slot ids, per-slot state). After the wait,
 // everything earlier kernels wrote is visible. AllowNextKernel lets the next
 // kernel start early.
+//
+// The wait stays where the source puts it. In straight-line code ptxas
+// schedules griddepcontrol.wait (SASS ACQBULK) among a kernel's first
+// instructions, ahead of the read-only weight loads written before it, so the
+// weights streamed only after the previous kernel ended (cuobjdump -sass,
+// 2026-12-01: GemvKernel, FusedLinearKernel without the norm, LmHeadKernel
+// issued no load before the wait). A branch ptxas cannot fold keeps the wait
+// in a basic block of its own after those loads: blockDim.x is never 0, so
+// the trap never runs (docs/results/bench/2026-12-01-h200-wait-placement/).
 __device__ __forceinline__ void WaitForPreviousKernel() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (blockDim.x == 0u) {
+    asm volatile("trap;" ::: "memory");
+  } else {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+  }
 #endif
 }
 __device__ __forceinline__ void AllowNextKernel() {
