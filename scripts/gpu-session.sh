@@ -68,6 +68,13 @@ cmake --build build-gpu -j16 > "$OUT/build.log" 2>&1 || { grep -A8 -m5 'error' "
 echo "== build ok"
 bin=build-gpu/bin
 table() { grep -v "^[IWE]20" "$1" | grep -E "^(model|gpt2|llama|qwen)"; }
+# transformers' generate on tandem-bench's checkpoint $1 (N = 1, 64), raw output in
+# $OUT/$2.txt and $OUT/$2.jsonl; prints the last $3 lines of its table.
+hf_generate() {
+  python3 scripts/bench/hf_generate.py --model "$1" --batch 1,64 \
+      --out "$OUT/$2.jsonl" > "$OUT/$2.txt" 2>&1
+  grep -vE "^(W|I)[0-9]|Warning|warn" "$OUT/$2.txt" | tail -"$3"
+}
 # Starts tandem-server (GPU defaults; gRPC 50161, HTTP 9661) logging to $1,
 # its pid in $server, and waits until it answers.
 start_server() {
@@ -128,9 +135,7 @@ for step in "$@"; do
         table "$OUT/bench-$size.txt" | grep -v "^model"
       done ;;
     hf)
-      python3 scripts/bench/hf_generate.py --model /tmp/tandem-bench-gpt2 --batch 1,64 \
-          --out "$OUT/hf.jsonl" > "$OUT/hf.txt" 2>&1
-      grep -vE "^(W|I)[0-9]|Warning|warn" "$OUT/hf.txt" | tail -6 ;;
+      hf_generate /tmp/tandem-bench-gpt2 hf 6 ;;
     idle)
       bash scripts/bench/idle_from_metrics.sh build-gpu 16 256 2>&1 | tail -2 | tee "$OUT/idle-n16.txt"
       bash scripts/bench/idle_from_metrics.sh build-gpu 1 512 2>&1 | tail -2 | tee "$OUT/idle-n1.txt" ;;
@@ -174,9 +179,7 @@ for step in "$@"; do
           > "$OUT/bench-llama.txt" 2>&1
       table "$OUT/bench-llama.txt" ;;
     llamahf)
-      python3 scripts/bench/hf_generate.py --model /tmp/tandem-bench-llama-llama-3.2-1b \
-          --batch 1,64 --out "$OUT/hf-llama.jsonl" > "$OUT/hf-llama.txt" 2>&1
-      grep -vE "^(W|I)[0-9]|Warning|warn" "$OUT/hf-llama.txt" | tail -5 ;;
+      hf_generate /tmp/tandem-bench-llama-llama-3.2-1b hf-llama 5 ;;
     attnbench)
       $bin/tandem-attention-bench "$OUT/attention-bench.jsonl" 2>&1 | tee "$OUT/attention-bench.txt" ;;
     gemvbench)
@@ -283,9 +286,7 @@ for step in "$@"; do
           --modes=sync_graphs,double_buffered_graphs --out="$OUT/bench-llama.jsonl" \
           > "$OUT/bench-llama.txt" 2>&1
       table "$OUT/bench-llama.txt"
-      python3 scripts/bench/hf_generate.py --model /tmp/tandem-bench-llama-llama-3.2-1b \
-          --batch 1,64 --out "$OUT/hf-llama.jsonl" > "$OUT/hf-llama.txt" 2>&1
-      grep -vE "^(W|I)[0-9]|Warning|warn" "$OUT/hf-llama.txt" | tail -5 ;;
+      hf_generate /tmp/tandem-bench-llama-llama-3.2-1b hf-llama 5 ;;
     prevbench)
       build_prev || continue
       build-prev/bin/tandem-bench --batch=${BENCH_BATCHES:-1,64} --modes=sync_graphs,double_buffered_graphs \
