@@ -10,7 +10,7 @@
 #   bash scripts/gpu-session.sh test bench
 #
 # Steps:
-#   test       ctest -L gpu (every GPU test)
+#   test       ctest -L gpu (every GPU test; TEST_TIMEOUT seconds each, default 300)
 #   bench      tandem-bench, GPT-2 small bf16, N = 1 and 64 (BENCH_BATCHES=1,64,256 for more),
 #              sync vs double-buffered graphs
 #   benchfull  tandem-bench, every mode and N = 1, 16, 64, 256 (naive_dynamic up to 64),
@@ -115,7 +115,8 @@ for step in "$@"; do
   echo "== $step"
   case $step in
     test)
-      ctest --test-dir build-gpu -L gpu --output-on-failure > "$OUT/gpu-tests.log" 2>&1
+      ctest --test-dir build-gpu -L gpu --output-on-failure --timeout "${TEST_TIMEOUT:-300}" \
+          > "$OUT/gpu-tests.log" 2>&1
       grep -E "Passed|Failed|tests passed" "$OUT/gpu-tests.log" ;;
     bench)
       $bin/tandem-bench --batch=${BENCH_BATCHES:-1,64} --modes=sync_graphs,double_buffered_graphs \
