@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/model/attention_masks.h"
+
 namespace tandem {
 
 using at::indexing::Slice;
@@ -162,8 +164,7 @@ at::Tensor Gpt2Model::SegmentAttention(int64_t layer, const at::Tensor& qkv,
     // Query i sits at position start + i and sees keys [0, start + i]: only
     // the segment's own keys (the last n) are masked, above the diagonal.
     scores.narrow(-1, seg.start, n)
-        .masked_fill_(at::ones({n, n}, qkv.options().dtype(at::kBool)).triu(1),
-                      -std::numeric_limits<float>::infinity());
+        .masked_fill_(FutureKeyMask(n, 1, qkv.device()), -std::numeric_limits<float>::infinity());
     outputs.push_back(at::matmul(at::softmax(scores, -1), values).transpose(0, 1));  // [n, H, D]
     row += n;
   }
@@ -176,9 +177,7 @@ at::Tensor Gpt2Model::GatherAttention(int64_t layer, const at::Tensor& qkv,
   const int64_t B = qkv.size(0);
   const double scale = 1.0 / std::sqrt(static_cast<double>(config_.head_dim()));
   // [B, 1, attend_len]: true past each sequence's end.
-  const at::Tensor beyond =
-      (at::arange(attend_len, positions.options()).unsqueeze(0) > positions.unsqueeze(1))
-          .unsqueeze(1);
+  const at::Tensor beyond = PastPositionMask(positions, attend_len).unsqueeze(1);
   at::Tensor& k_cache = cache->keys(layer);
   at::Tensor& v_cache = cache->values(layer);
   const at::Tensor q = qkv.select(1, 0), k = qkv.select(1, 1), v = qkv.select(1, 2);

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/model/attention_masks.h"
+
 namespace tandem {
 
 using at::indexing::Slice;
@@ -114,8 +116,7 @@ at::Tensor LlamaModel::SegmentAttention(int64_t layer, const at::Tensor& q,
     // Query i sits at position start + i and sees keys [0, start + i]: only
     // the segment's own keys (the last n) are masked, above the diagonal.
     scores.narrow(-1, seg.start, n)
-        .masked_fill_(at::ones({n, n}, q.options().dtype(at::kBool)).triu(1).repeat({G, 1}),
-                      -std::numeric_limits<float>::infinity());
+        .masked_fill_(FutureKeyMask(n, G, q.device()), -std::numeric_limits<float>::infinity());
     const at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(q.scalar_type());
     outputs.push_back(
         at::matmul(probs, values).view({Hkv * G, n, D}).permute({1, 0, 2}).reshape({n, -1}));
@@ -130,9 +131,7 @@ at::Tensor LlamaModel::GatherAttention(int64_t layer, const at::Tensor& q,
   const int64_t B = q.size(0), Hkv = config_.num_key_value_heads, G = config_.kv_groups(),
                 D = config_.head_dim;
   // [B, 1, 1, attend_len]: true past each row's position.
-  const at::Tensor beyond =
-      (at::arange(attend_len, positions.options()).unsqueeze(0) > positions.unsqueeze(1))
-          .view({B, 1, 1, attend_len});
+  const at::Tensor beyond = PastPositionMask(positions, attend_len).view({B, 1, 1, attend_len});
   // Narrowed before the gather: copies [B, KVH, attend_len, D], not every
   // slot position up to the context.
   const at::Tensor keys = cache->keys(layer).narrow(2, 0, attend_len).index_select(0, slots);
