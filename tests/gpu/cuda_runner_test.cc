@@ -9,12 +9,15 @@
 
 #include <c10/core/InferenceMode.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAStream.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "core/engine/engine.h"
+#include "core/model/cuda/cuda_support.h"
 #include "core/model/cuda/decode_kernels.h"
 #include "core/model/cuda/decode_ops.h"
+#include "core/model/cuda/gemv_kernel.h"
 #include "core/model/cuda/gpt2_fused_decoder.h"
 #include "core/model/gpt2/gpt2_family.h"
 #include "core/model/gpt2/gpt2_model.h"
@@ -779,6 +782,45 @@ TEST(GemvKernelTest, OneRowProjectionsMatchAten) {
       at::Tensor residual = x.clone();
       ProjectionAddResidual(act, down_weight, residual);
       EXPECT_LE(RelativeError(residual, x + at::linear(act, down_weight)), tolerance) << where;
+    }
+  }
+}
+
+// GPT-2's attention-out and fc2 projections of one row (LinearAddResidual
+// takes LaunchGemv there): out = T(out + T(x w^T + bias)), at GPT-2 small's
+// and medium's shapes in every dtype, against ATen; and through
+// LinearAddResidual, the same values as the fused linear kernel at one row
+// of a two-row batch.
+TEST(GemvKernelTest, Gpt2ResidualProjectionsMatchAten) {
+  c10::InferenceMode inference_mode;
+  for (at::ScalarType dtype : {at::kFloat, at::kHalf, at::kBFloat16}) {
+    const auto options = at::TensorOptions().dtype(dtype).device(at::kCUDA);
+    const double tolerance = dtype == at::kFloat ? 1e-5 : 2e-2;
+    for (const auto& [C, I] : {std::pair<int64_t, int64_t>{768, 3072}, {1024, 4096}}) {
+      for (int64_t K : {C, I}) {
+        at::manual_seed(K);
+        const at::Tensor x = at::randn({1, K}, options);
+        const at::Tensor weight = at::randn({C, K}, options) * 0.05;
+        const at::Tensor bias = at::randn({C}, options);
+        const at::Tensor start = at::randn({1, C}, options) * 4.0;
+        const std::string where = c10::toString(dtype) + std::string(" K ") + std::to_string(K);
+        at::Tensor residual = start.clone();
+        ASSERT_EQ(LaunchGemv(KernelDTypeOf(dtype), GemvInput::kPlain,
+                             LinearEpilogue::kBiasResidual, x.data_ptr(), nullptr, 0.0f,
+                             weight.data_ptr(), bias.data_ptr(), residual.data_ptr(),
+                             static_cast<int>(K), static_cast<int>(C),
+                             c10::cuda::getCurrentCUDAStream()),
+                  cudaSuccess);
+        EXPECT_LE(RelativeError(residual, start + at::linear(x, weight, bias)), tolerance)
+            << where;
+        at::Tensor one = start.clone();
+        LinearAddResidual(x, weight, bias, one);
+        EXPECT_TRUE(at::equal(one, residual)) << where;
+        at::Tensor two = at::cat({start, start});  // two rows: the fused linear kernel
+        LinearAddResidual(at::cat({x, x}), weight, bias, two);
+        EXPECT_LE(RelativeError(two[0], residual[0]), dtype == at::kFloat ? 1e-6 : 1e-2)
+            << where;
+      }
     }
   }
 }

@@ -114,7 +114,7 @@ enum class LinearEpilogue {
   kBias,          // out = T(acc + bias)
   kBiasGelu,      // out = T(gelu_tanh(acc + bias))
   kBiasResidual,  // out = T(out + T(acc + bias)): adds into the residual stream in place
-  kSwiGlu,        // LaunchGemv only (llama_kernels.h): gate and up columns paired
+  kSwiGlu,        // LaunchGemv only (gemv_kernel.h): gate and up columns paired
 };
 
 // out[m, n] = epilogue(sum_k x'[m, k] * weight[n, k]) for m < rows, n < N,

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/model/cuda/cuda_support.h"
+#include "core/model/cuda/gemv_kernel.h"
 
 namespace tandem {
 namespace {
@@ -101,7 +102,23 @@ at::Tensor SmallBatchLinear(const at::Tensor& x, const at::Tensor& weight_nk,
 
 void LinearAddResidual(const at::Tensor& x, const at::Tensor& weight_nk, const at::Tensor& bias,
                        at::Tensor& residual) {
-  Linear(LinearEpilogue::kBiasResidual, x, nullptr, weight_nk, &bias, residual);
+  const KernelDType dtype = KernelDTypeOf(x.scalar_type());
+  const int K = static_cast<int>(x.size(1)), N = static_cast<int>(weight_nk.size(0));
+  if (x.size(0) != 1 || !GemvSupports(dtype, K)) {
+    Linear(LinearEpilogue::kBiasResidual, x, nullptr, weight_nk, &bias, residual);
+    return;
+  }
+  // One row: LaunchGemv (a block splits K and loads all of a group of
+  // columns' weights into registers before the previous kernel ends; a warp
+  // of the fused linear kernel loads its column's first 4 vectors a lane
+  // early, a third of fc2's K): GPT-2 small N=1 254 vs 280 us per step. The
+  // LayerNorm projections there too were slower (273 us):
+  // docs/results/bench/2026-12-02-h200-gpt2-gemv/.
+  CheckVectorLoads({&x, &weight_nk, &residual}, "one-row projection");
+  CheckCuda(LaunchGemv(dtype, GemvInput::kPlain, LinearEpilogue::kBiasResidual, x.data_ptr(),
+                       nullptr, 0.0f, weight_nk.data_ptr(), bias.data_ptr(), residual.data_ptr(),
+                       K, N, CurrentStream()),
+            "one-row projection");
 }
 
 at::Tensor BatchedLinear(const at::Tensor& h, const at::Tensor& weight_kn, const at::Tensor& bias,

@@ -80,7 +80,8 @@ inline constexpr int64_t kSkinnyLinearUsedRows = 16;
 at::Tensor BatchedLinear(const at::Tensor& h, const at::Tensor& weight_kn, const at::Tensor& bias,
                          bool gelu);
 
-// residual [B, N] += T(x @ weight_nk^T + bias), in place; x [B, K].
+// residual [B, N] += T(x @ weight_nk^T + bias), in place; x [B, K],
+// B <= kMaxFusedRows; one row takes LaunchGemv, more the fused linear kernel.
 void LinearAddResidual(const at::Tensor& x, const at::Tensor& weight_nk, const at::Tensor& bias,
                        at::Tensor& residual);
 

@@ -1,6 +1,6 @@
-// The one-row projections of the Llama-style decode step (see
-// llama_kernels.h, LaunchGemv): a block's threads split K, so a block holds
-// all of a few weight rows in registers at once.
+// The one-row projections of the decode step (see gemv_kernel.h,
+// LaunchGemv): a block's threads split K, so a block holds all of a few
+// weight rows in registers at once.
 //
 // Block: Shape::kThreads threads; a group is kCols weight rows (output
 // columns). Thread t owns the 16-byte vectors of K at elements (u * kThreads
@@ -16,7 +16,7 @@
 #include <cstdint>
 
 #include "core/model/cuda/kernel_math.cuh"
-#include "core/model/cuda/llama_kernels.h"
+#include "core/model/cuda/gemv_kernel.h"
 
 namespace tandem {
 namespace {
@@ -246,8 +246,9 @@ cudaError_t LaunchGemv(KernelDType dtype, GemvInput input, LinearEpilogue epilog
       (epilogue == LinearEpilogue::kSwiGlu && (N % 2 != 0 || bias != nullptr))) {
     return cudaErrorInvalidValue;
   }
-  // The combinations the Llama step uses: Q/K/V (with a bias or none) and
-  // gate/up (SwiGLU) take the RMSNorm; o and down add into the residual.
+  // The combinations the decode steps use: Llama's Q/K/V (with a bias or
+  // none) and gate/up (SwiGLU) take the RMSNorm; Llama's o and down and
+  // GPT-2's attention-out and fc2 (with a bias) add into the residual.
   return kernel::WithElementType(dtype, [&](auto type) -> cudaError_t {
     using T = typename decltype(type)::type;
 #define TANDEM_GEMV(I, E) \

@@ -5,6 +5,7 @@
 
 #include "core/model/cuda/cuda_support.h"
 #include "core/model/cuda/decode_ops.h"
+#include "core/model/cuda/gemv_kernel.h"
 #include "core/model/cuda/llama_ops.h"
 #include "core/model/cuda/prefill_attention.h"
 

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "core/model/cuda/cuda_support.h"
+#include "core/model/cuda/gemv_kernel.h"
 #include "core/model/cuda/llama_kernels.h"
 
 namespace tandem {
