@@ -53,6 +53,9 @@
 #              ceilings of its access pattern (the same slices without math; contiguous)
 #   gemvbench  tandem-gemv-bench: the small-batch projections at the Llama-3.2-1B shape,
 #              fused linear + RMSNorm/SwiGLU kernels vs LaunchGemv at several grid sizes; one row
+#   linearbench  tandem-linear-bench: GPT-2 small's four projections at 16-256 rows, cuBLASLt's
+#              first heuristic choice (what at::addmm runs) vs every algorithm it offers and the
+#              skinny kernel
 #   prevbench  the bench step on the previous build: the tree in .prev/ (made here with
 #              `git archive REV | tar -x -C .prev`, carried), built in build-prev
 #   prevllama  the llamabench step on the previous build
@@ -185,6 +188,8 @@ for step in "$@"; do
       $bin/tandem-attention-bench "$OUT/attention-bench.jsonl" 2>&1 | tee "$OUT/attention-bench.txt" ;;
     gemvbench)
       $bin/tandem-gemv-bench "$OUT/gemv-bench.jsonl" 2>&1 | tee "$OUT/gemv-bench.txt" ;;
+    linearbench)
+      $bin/tandem-linear-bench "$OUT/linear-bench.jsonl" 2>&1 | tee "$OUT/linear-bench.txt" ;;
     llamaprofile)
       # Llama-3.2-1B shape (bf16), N = 1 and 64.
       for n in 1 64; do

@@ -1,0 +1,273 @@
+// Microbenchmark of the batched decode step's projections at GPT-2 small's
+// shapes (bf16): what the step runs above 16 rows (cuBLASLt with the bias or
+// bias + GELU epilogue and its first heuristic choice, which is what
+// at::addmm / at::_addmm_activation ask for) against every other algorithm
+// cuBLASLt's heuristic offers for the same problem (up to kCandidates: tile,
+// split-K, stages, cluster), and against the skinny tensor-core kernel
+// (LaunchSkinnyLinear, up to 64 rows). The question it answers: would
+// choosing cuBLASLt's algorithm by timing at start-up (as the engine could,
+// once per batch bucket) make the N=64 / N=256 steps' projections faster?
+//
+// Each case is a CUDA graph of 12 launches on 12 layers' distinct weights
+// (GPT-2 small's 12 layers: 28 MB for Q/K/V alone, so the weights come from
+// HBM, not L2, as in the step), replayed 50 times: µs per projection. A
+// candidate counts only if its output matches the first choice's (max
+// |difference| / max |value| <= 2e-2: bf16 outputs, different summation
+// orders). Prints a table and appends JSON lines.
+//
+//   tandem-linear-bench [out.jsonl]    (bash scripts/gpu-session.sh linearbench)
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "core/model/cuda/bench_support.cuh"
+#include "core/model/cuda/decode_kernels.h"
+
+namespace {
+
+using bf16 = __nv_bfloat16;
+using tandem::bench::AllocBf16;
+using tandem::bench::Check;
+
+constexpr int kLayers = 12, kReplays = 50, kCandidates = 32;
+constexpr size_t kWorkspace = size_t{32} << 20;
+
+struct Shape {
+  const char* name;
+  int K, N;
+  bool gelu;
+};
+constexpr Shape kShapes[] = {
+    {"qkv", 768, 2304, false}, {"out", 768, 768, false}, {"fc", 768, 3072, true},
+    {"proj", 3072, 768, false}};
+
+void CheckLt(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "%s: cuBLAS status %d\n", what, static_cast<int>(s));
+    std::exit(1);
+  }
+}
+
+// Microseconds per launch of `body` (kLayers launches), as a replayed graph.
+template <typename Body>
+double TimeGraph(cudaStream_t stream, Body&& body) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  Check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "capture");
+  body();
+  Check(cudaStreamEndCapture(stream, &graph), "end capture");
+  Check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  for (int i = 0; i < 5; ++i) Check(cudaGraphLaunch(exec, stream), "warm-up");
+  cudaEvent_t start, stop;
+  Check(cudaEventCreate(&start), "event");
+  Check(cudaEventCreate(&stop), "event");
+  Check(cudaEventRecord(start, stream), "record");
+  for (int i = 0; i < kReplays; ++i) Check(cudaGraphLaunch(exec, stream), "launch");
+  Check(cudaEventRecord(stop, stream), "record");
+  Check(cudaEventSynchronize(stop), "sync");
+  float ms = 0;
+  Check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  return 1000.0 * ms / kReplays / kLayers;
+}
+
+std::vector<float> ToHost(const bf16* p, size_t n) {
+  std::vector<bf16> raw(n);
+  Check(cudaMemcpy(raw.data(), p, n * sizeof(bf16), cudaMemcpyDeviceToHost), "copy");
+  std::vector<float> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = __bfloat162float(raw[i]);
+  return out;
+}
+
+double MaxRelDiff(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0, scale = 1e-6;
+  for (size_t i = 0; i < a.size(); ++i) scale = std::fmax(scale, std::fabs(a[i]));
+  for (size_t i = 0; i < a.size(); ++i) worst = std::fmax(worst, std::fabs(a[i] - b[i]));
+  return worst / scale;
+}
+
+// One problem: out [M, N] = act(x [M, K] w_l[N, K]^T + b_l) for 12 layers l,
+// in cuBLASLt's column-major terms D (N x M) = op_T(A = w, K x N) * B (x, K x M).
+class Problem {
+ public:
+  Problem(cublasLtHandle_t lt, const Shape& shape, int rows, uint32_t seed)
+      : lt_(lt), shape_(shape), rows_(rows) {
+    for (int l = 0; l < kLayers; ++l) {
+      weights_.push_back(AllocBf16(static_cast<size_t>(shape.N) * shape.K, seed + l, 0.05f));
+      biases_.push_back(AllocBf16(shape.N, seed + 100 + l, 1.0f));
+    }
+    x_ = AllocBf16(static_cast<size_t>(rows) * shape.K, seed + 200, 1.0f);
+    out_ = AllocBf16(static_cast<size_t>(rows) * shape.N, 0, 0.0f);
+    Check(cudaMalloc(&workspace_, kWorkspace), "workspace");
+    CheckLt(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "desc");
+    const cublasOperation_t transpose = CUBLAS_OP_T, none = CUBLAS_OP_N;
+    CheckLt(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &transpose,
+                                           sizeof(transpose)),
+            "transa");
+    CheckLt(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &none, sizeof(none)),
+            "transb");
+    const cublasLtEpilogue_t epilogue =
+        shape.gelu ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+    CheckLt(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                           sizeof(epilogue)),
+            "epilogue");
+    SetBias(0);
+    CheckLt(cublasLtMatrixLayoutCreate(&a_, CUDA_R_16BF, shape.K, shape.N, shape.K), "A");
+    CheckLt(cublasLtMatrixLayoutCreate(&b_, CUDA_R_16BF, shape.K, rows, shape.K), "B");
+    CheckLt(cublasLtMatrixLayoutCreate(&d_, CUDA_R_16BF, shape.N, rows, shape.N), "D");
+    cublasLtMatmulPreference_t preference;
+    CheckLt(cublasLtMatmulPreferenceCreate(&preference), "preference");
+    CheckLt(cublasLtMatmulPreferenceSetAttribute(preference,
+                                                 CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                 &kWorkspace, sizeof(kWorkspace)),
+            "workspace size");
+    results_.resize(kCandidates);
+    int returned = 0;
+    CheckLt(cublasLtMatmulAlgoGetHeuristic(lt_, op_, a_, b_, d_, d_, preference, kCandidates,
+                                           results_.data(), &returned),
+            "heuristic");
+    results_.resize(returned);
+    cublasLtMatmulPreferenceDestroy(preference);
+  }
+
+  ~Problem() {
+    for (bf16* w : weights_) cudaFree(w);
+    for (bf16* b : biases_) cudaFree(b);
+    cudaFree(x_);
+    cudaFree(out_);
+    cudaFree(workspace_);
+    cublasLtMatrixLayoutDestroy(a_);
+    cublasLtMatrixLayoutDestroy(b_);
+    cublasLtMatrixLayoutDestroy(d_);
+    cublasLtMatmulDescDestroy(op_);
+  }
+  Problem(const Problem&) = delete;
+  Problem& operator=(const Problem&) = delete;
+
+  int candidates() const { return static_cast<int>(results_.size()); }
+
+  // Launches candidate i on layer l.
+  void Run(int i, int l, cudaStream_t stream) {
+    SetBias(l);
+    const float alpha = 1.0f, beta = 0.0f;
+    CheckLt(cublasLtMatmul(lt_, op_, &alpha, weights_[l], a_, x_, b_, &beta, out_, d_, out_, d_,
+                           &results_[i].algo, workspace_, kWorkspace, stream),
+            "matmul");
+  }
+
+  void RunSkinny(int l, cudaStream_t stream) {
+    Check(tandem::LaunchSkinnyLinear(tandem::KernelDType::kBFloat16, shape_.gelu, x_,
+                                     weights_[l], biases_[l], out_, rows_, shape_.K, shape_.N,
+                                     stream),
+          "skinny linear");
+  }
+
+  std::vector<float> Output() const { return ToHost(out_, static_cast<size_t>(rows_) * shape_.N); }
+
+  // "id/tile/splitK/stages" of candidate i (cuBLASLt's algorithm config).
+  void Describe(int i, char* text, size_t size) const {
+    int id = -1, tile = -1, split = -1, stages = -1;
+    const cublasLtMatmulAlgo_t& algo = results_[i].algo;
+    cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof(id), nullptr);
+    cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof(tile),
+                                         nullptr);
+    cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split,
+                                         sizeof(split), nullptr);
+    cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages,
+                                         sizeof(stages), nullptr);
+    std::snprintf(text, size, "%d/%d/%d/%d", id, tile, split, stages);
+  }
+
+ private:
+  void SetBias(int l) {
+    CheckLt(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &biases_[l],
+                                           sizeof(biases_[l])),
+            "bias");
+  }
+
+  cublasLtHandle_t lt_;
+  Shape shape_;
+  int rows_;
+  std::vector<bf16*> weights_, biases_;
+  bf16* x_;
+  bf16* out_;
+  void* workspace_;
+  cublasLtMatmulDesc_t op_;
+  cublasLtMatrixLayout_t a_, b_, d_;
+  std::vector<cublasLtMatmulHeuristicResult_t> results_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  FILE* json = argc > 1 ? std::fopen(argv[1], "a") : nullptr;
+  cudaStream_t stream;
+  Check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  cublasLtHandle_t lt;
+  CheckLt(cublasLtCreate(&lt), "cublasLtCreate");
+  std::printf("%-5s %5s %11s %11s %9s %-16s %11s %6s\n", "shape", "rows", "first us",
+              "best us", "best of", "id/tile/sk/stg", "skinny us", "algos");
+  uint32_t seed = 1;
+  for (int rows : {16, 32, 64, 128, 256}) {
+    for (const Shape& shape : kShapes) {
+      Problem p(lt, shape, rows, seed += 1000);
+      if (p.candidates() == 0) {
+        std::printf("%-5s %5d  no cuBLASLt algorithm\n", shape.name, rows);
+        continue;
+      }
+      auto time_candidate = [&](int i) {
+        return TimeGraph(stream, [&] {
+          for (int l = 0; l < kLayers; ++l) p.Run(i, l, stream);
+        });
+      };
+      p.Run(0, 0, stream);
+      Check(cudaStreamSynchronize(stream), "first");
+      const std::vector<float> reference = p.Output();
+      const double first = time_candidate(0);
+      double best = first;
+      int best_i = 0, valid = 1;
+      for (int i = 1; i < p.candidates(); ++i) {
+        p.Run(i, 0, stream);
+        Check(cudaStreamSynchronize(stream), "candidate");
+        if (MaxRelDiff(reference, p.Output()) > 2e-2) continue;
+        ++valid;
+        const double us = time_candidate(i);
+        if (us < best) best = us, best_i = i;
+      }
+      double skinny = NAN;
+      if (tandem::SkinnyLinearSupports(tandem::KernelDType::kBFloat16, rows, shape.K,
+                                       shape.N)) {
+        p.RunSkinny(0, stream);
+        Check(cudaStreamSynchronize(stream), "skinny");
+        if (MaxRelDiff(reference, p.Output()) <= 2e-2) {
+          skinny = TimeGraph(stream, [&] {
+            for (int l = 0; l < kLayers; ++l) p.RunSkinny(l, stream);
+          });
+        } else {
+          std::printf("%-5s %5d  the skinny kernel's output differs\n", shape.name, rows);
+        }
+      }
+      char config[64];
+      p.Describe(best_i, config, sizeof(config));
+      std::printf("%-5s %5d %11.2f %11.2f %9d %-16s %11.2f %6d\n", shape.name, rows, first,
+                  best, best_i, config, skinny, valid);
+      if (json != nullptr) {
+        std::fprintf(json,
+                     "{\"bench\":\"linear\",\"shape\":\"%s\",\"rows\":%d,\"K\":%d,\"N\":%d,"
+                     "\"first_us\":%.3f,\"best_us\":%.3f,\"best_index\":%d,\"best_config\":\"%s\","
+                     "\"skinny_us\":%.3f,\"valid_algorithms\":%d}\n",
+                     shape.name, rows, shape.K, shape.N, first, best, best_i, config,
+                     std::isnan(skinny) ? -1.0 : skinny, valid);
+      }
+    }
+  }
+  if (json != nullptr) std::fclose(json);
+  return 0;
+}
