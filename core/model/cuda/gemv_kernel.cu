@@ -13,10 +13,11 @@
 // weights before it multiplies the current one. The dot products are summed
 // over each warp, then over the block's warps in shared memory; the first
 // threads apply the epilogue.
+#include "core/model/cuda/gemv_kernel.h"
+
 #include <cstdint>
 
 #include "core/model/cuda/kernel_math.cuh"
-#include "core/model/cuda/gemv_kernel.h"
 
 namespace tandem {
 namespace {
