@@ -106,31 +106,15 @@ int main(int argc, char** argv) {
         "cudaMemcpy");
   cudaStream_t stream;
   Check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  cudaEvent_t start, stop;
-  Check(cudaEventCreate(&start), "cudaEventCreate");
-  Check(cudaEventCreate(&stop), "cudaEventCreate");
   const float scale = 0.125f;
   uint32_t* sink;
   Check(cudaMalloc(&sink, size_t{kMaxBatch} * kHeads * sizeof(uint32_t)), "cudaMalloc");
   // µs per launch of `launch(l)` for l = 0 .. kLayers - 1, captured as one
-  // CUDA graph and replayed kReplays times after a warm-up replay.
+  // CUDA graph and replayed kReplays times after warm-up replays.
   auto TimeLayers = [&](const std::function<void(int)>& launch) {
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
-    Check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "capture");
-    for (int l = 0; l < kLayers; ++l) launch(l);
-    Check(cudaStreamEndCapture(stream, &graph), "capture");
-    Check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-    Check(cudaGraphLaunch(exec, stream), "replay");  // warm-up
-    Check(cudaEventRecord(start, stream), "record");
-    for (int r = 0; r < kReplays; ++r) Check(cudaGraphLaunch(exec, stream), "replay");
-    Check(cudaEventRecord(stop, stream), "record");
-    Check(cudaEventSynchronize(stop), "sync");
-    float ms = 0;
-    Check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
-    Check(cudaGraphExecDestroy(exec), "destroy");
-    Check(cudaGraphDestroy(graph), "destroy");
-    return 1e3 * ms / (kReplays * kLayers);
+    return tandem::bench::GraphMicroseconds(
+               stream, [&] { for (int l = 0; l < kLayers; ++l) launch(l); }, kReplays) /
+           kLayers;
   };
   // A table row and a JSON line; TB/s counts the K/V bytes attention reads.
   auto report = [&](int batch, int context, const std::string& name, double us, float diff) {

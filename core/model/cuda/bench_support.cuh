@@ -1,15 +1,19 @@
 // What the CUDA micro-benchmarks share (tandem-gemv-bench,
-// tandem-attention-bench): exiting on a CUDA error, and device buffers of
-// deterministic pseudo-random bf16 values.
+// tandem-attention-bench, tandem-linear-bench): exiting on a CUDA error,
+// device buffers of deterministic pseudo-random bf16 values, timing a
+// replayed CUDA graph, and comparing outputs.
 #ifndef TANDEM_CORE_MODEL_CUDA_BENCH_SUPPORT_CUH_
 #define TANDEM_CORE_MODEL_CUDA_BENCH_SUPPORT_CUH_
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <vector>
 
 namespace tandem::bench {
 
@@ -42,6 +46,50 @@ inline __nv_bfloat16* AllocBf16(size_t n, uint32_t seed, float scale = 1.0f) {
   FillBf16<<<1024, 256>>>(p, n, seed, scale);
   Check(cudaGetLastError(), "FillBf16");
   return p;
+}
+
+// Microseconds per replay of the graph `body` records on `stream`: 5
+// warm-up replays, then `replays` timed.
+inline double GraphMicroseconds(cudaStream_t stream, const std::function<void()>& body,
+                                int replays) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  Check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "capture");
+  body();
+  Check(cudaStreamEndCapture(stream, &graph), "end capture");
+  Check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  for (int i = 0; i < 5; ++i) Check(cudaGraphLaunch(exec, stream), "warm-up");
+  cudaEvent_t start, stop;
+  Check(cudaEventCreate(&start), "event");
+  Check(cudaEventCreate(&stop), "event");
+  Check(cudaEventRecord(start, stream), "record");
+  for (int i = 0; i < replays; ++i) Check(cudaGraphLaunch(exec, stream), "launch");
+  Check(cudaEventRecord(stop, stream), "record");
+  Check(cudaEventSynchronize(stop), "sync");
+  float ms = 0;
+  Check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  return 1000.0 * ms / replays;
+}
+
+// n bf16 values of device memory p, as float on the host.
+inline std::vector<float> ToHost(const __nv_bfloat16* p, size_t n) {
+  std::vector<__nv_bfloat16> raw(n);
+  Check(cudaMemcpy(raw.data(), p, n * sizeof(__nv_bfloat16), cudaMemcpyDeviceToHost), "copy");
+  std::vector<float> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = __bfloat162float(raw[i]);
+  return out;
+}
+
+// max |a - b| / max |a| (a the reference).
+inline double MaxRelDiff(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0, scale = 1e-6;
+  for (size_t i = 0; i < a.size(); ++i) scale = std::fmax(scale, std::fabs(a[i]));
+  for (size_t i = 0; i < a.size(); ++i) worst = std::fmax(worst, std::fabs(a[i] - b[i]));
+  return worst / scale;
 }
 
 }  // namespace tandem::bench

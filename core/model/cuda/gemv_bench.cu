@@ -38,6 +38,8 @@ namespace {
 
 using tandem::bench::AllocBf16;
 using tandem::bench::Check;
+using tandem::bench::MaxRelDiff;
+using tandem::bench::ToHost;
 
 using tandem::GemvInput;
 using tandem::KernelDType;
@@ -75,40 +77,7 @@ struct Layer {
 
 // Microseconds per replay of the graph `body` records on `stream`.
 double TimeGraph(cudaStream_t stream, const std::function<void()>& body) {
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  Check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "capture");
-  body();
-  Check(cudaStreamEndCapture(stream, &graph), "end capture");
-  Check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-  for (int i = 0; i < 5; ++i) Check(cudaGraphLaunch(exec, stream), "launch");
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  cudaEventRecord(start, stream);
-  for (int i = 0; i < kReplays; ++i) Check(cudaGraphLaunch(exec, stream), "launch");
-  cudaEventRecord(stop, stream);
-  Check(cudaEventSynchronize(stop), "sync");
-  float ms = 0;
-  cudaEventElapsedTime(&ms, start, stop);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  return 1000.0 * ms / kReplays;
-}
-
-std::vector<float> ToHost(const bf16* p, size_t n) {
-  std::vector<bf16> raw(n);
-  Check(cudaMemcpy(raw.data(), p, n * sizeof(bf16), cudaMemcpyDeviceToHost), "copy");
-  std::vector<float> out(n);
-  for (size_t i = 0; i < n; ++i) out[i] = __bfloat162float(raw[i]);
-  return out;
-}
-
-double MaxRelDiff(const std::vector<float>& a, const std::vector<float>& b) {
-  double worst = 0, scale = 1e-6;
-  for (size_t i = 0; i < a.size(); ++i) scale = std::fmax(scale, std::fabs(a[i]));
-  for (size_t i = 0; i < a.size(); ++i) worst = std::fmax(worst, std::fabs(a[i] - b[i]));
-  return worst / scale;
+  return tandem::bench::GraphMicroseconds(stream, body, kReplays);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <vector>
 
 #include "core/model/cuda/bench_support.cuh"
@@ -34,6 +35,8 @@ namespace {
 using bf16 = __nv_bfloat16;
 using tandem::bench::AllocBf16;
 using tandem::bench::Check;
+using tandem::bench::MaxRelDiff;
+using tandem::bench::ToHost;
 
 constexpr int kLayers = 12, kReplays = 50, kCandidates = 32;
 constexpr size_t kWorkspace = size_t{32} << 20;
@@ -55,44 +58,8 @@ void CheckLt(cublasStatus_t s, const char* what) {
 }
 
 // Microseconds per launch of `body` (kLayers launches), as a replayed graph.
-template <typename Body>
-double TimeGraph(cudaStream_t stream, Body&& body) {
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  Check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "capture");
-  body();
-  Check(cudaStreamEndCapture(stream, &graph), "end capture");
-  Check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-  for (int i = 0; i < 5; ++i) Check(cudaGraphLaunch(exec, stream), "warm-up");
-  cudaEvent_t start, stop;
-  Check(cudaEventCreate(&start), "event");
-  Check(cudaEventCreate(&stop), "event");
-  Check(cudaEventRecord(start, stream), "record");
-  for (int i = 0; i < kReplays; ++i) Check(cudaGraphLaunch(exec, stream), "launch");
-  Check(cudaEventRecord(stop, stream), "record");
-  Check(cudaEventSynchronize(stop), "sync");
-  float ms = 0;
-  Check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  return 1000.0 * ms / kReplays / kLayers;
-}
-
-std::vector<float> ToHost(const bf16* p, size_t n) {
-  std::vector<bf16> raw(n);
-  Check(cudaMemcpy(raw.data(), p, n * sizeof(bf16), cudaMemcpyDeviceToHost), "copy");
-  std::vector<float> out(n);
-  for (size_t i = 0; i < n; ++i) out[i] = __bfloat162float(raw[i]);
-  return out;
-}
-
-double MaxRelDiff(const std::vector<float>& a, const std::vector<float>& b) {
-  double worst = 0, scale = 1e-6;
-  for (size_t i = 0; i < a.size(); ++i) scale = std::fmax(scale, std::fabs(a[i]));
-  for (size_t i = 0; i < a.size(); ++i) worst = std::fmax(worst, std::fabs(a[i] - b[i]));
-  return worst / scale;
+double TimeLayers(cudaStream_t stream, const std::function<void()>& body) {
+  return tandem::bench::GraphMicroseconds(stream, body, kReplays) / kLayers;
 }
 
 // One problem: out [M, N] = act(x [M, K] w_l[N, K]^T + b_l) for 12 layers l,
@@ -227,7 +194,7 @@ int main(int argc, char** argv) {
         continue;
       }
       auto time_candidate = [&](int i) {
-        return TimeGraph(stream, [&] {
+        return TimeLayers(stream, [&] {
           for (int l = 0; l < kLayers; ++l) p.Run(i, l, stream);
         });
       };
@@ -251,7 +218,7 @@ int main(int argc, char** argv) {
         p.RunSkinny(0, stream);
         Check(cudaStreamSynchronize(stream), "skinny");
         if (MaxRelDiff(reference, p.Output()) <= 2e-2) {
-          skinny = TimeGraph(stream, [&] {
+          skinny = TimeLayers(stream, [&] {
             for (int l = 0; l < kLayers; ++l) p.RunSkinny(l, stream);
           });
         } else {
