@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "core/model/cuda/kernel_math.cuh"
+#include "core/model/cuda/mma.cuh"
 #include "core/model/cuda/prefill_attention_kernel.h"
 #include "core/model/cuda/prefill_attention_launch.cuh"
 
@@ -22,24 +23,8 @@ constexpr int kThreads = 32 * kWarps;
 constexpr int kRows = kPrefillAttentionTile;  // queries per tile: the mma's M
 static_assert(kRows == 16, "one m16n8k16 row block per tile");
 
-// D += A (16x16, row-major fragments) * B (16x8, column-major fragments).
-template <typename T>
-__device__ __forceinline__ void Mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                    uint32_t b1) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
-        "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
-        "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
+using kernel::Mma;
+using kernel::PackPair;
 
 // Four 8x8 matrices of 16-bit elements from shared memory; lane i gives the
 // address of row i % 8 of matrix i / 8. kTranspose: each matrix transposed.
@@ -54,18 +39,6 @@ __device__ __forceinline__ void LoadMatrices(uint32_t (&r)[4], const void* row) 
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(address));
-  }
-}
-
-// Two floats as a pair of T in one register (x in the low half).
-template <typename T>
-__device__ __forceinline__ uint32_t PackPair(float x, float y) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    const __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
-    return *reinterpret_cast<const uint32_t*>(&v);
-  } else {
-    const __half2 v = __floats2half2_rn(x, y);
-    return *reinterpret_cast<const uint32_t*>(&v);
   }
 }
 

@@ -29,6 +29,7 @@
 #include <type_traits>
 
 #include "core/model/cuda/kernel_math.cuh"
+#include "core/model/cuda/mma.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -44,24 +45,7 @@ constexpr int kMaxChunks = kKWarps * kMaxWarpChunks;  // per block
 constexpr int kMaxSplits = 8;                    // blocks per cluster (portable size)
 constexpr int kMaxRows = kMaxSkinnyRows;
 
-// D += A (16x16) * B (16x8), fp32 accumulation.
-template <typename T>
-__device__ __forceinline__ void Mma(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2,
-                                    uint32_t a3, uint32_t b0, uint32_t b1) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
-        "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
-        "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-  }
-}
+using kernel::Mma;
 
 template <typename T, bool kGelu>
 __device__ __forceinline__ T Finish(float acc, const T* bias, int n) {
