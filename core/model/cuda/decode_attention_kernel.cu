@@ -63,8 +63,16 @@ __device__ void RotateQueryAndKey(const T* q, const T* new_key, const DecodeRota
 // merge over the warp (shuffles), the block's warps (shared memory), and
 // with splits > 1 the cluster's blocks (distributed shared memory, read by
 // the first block, which writes the output).
-template <typename T, int kHeadDim, int kThreads, bool preload>
-__global__ void __launch_bounds__(kThreads)
+//
+// kRotate (the Llama / Qwen families' rotary embedding, up to kMaxFusedRows
+// rows): the block rotates the query into shared memory and appends the
+// rotated key, then a barrier, then the pass. Without it each thread reads its
+// dims of the query from qkv itself, and the threads whose pass reaches
+// position p take the new key and value from qkv and append them, so nothing
+// stands between the wait and the pass's loads. 64 registers a thread where
+// the first pass is not preloaded (4 blocks of 256 threads per multiprocessor).
+template <typename T, int kHeadDim, int kThreads, bool preload, bool kRotate>
+__global__ void __launch_bounds__(kThreads, preload ? 1 : 1024 / kThreads)
 SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
                            T* __restrict__ v_cache, const int64_t* __restrict__ slots,
                            const int64_t* __restrict__ positions, bool positions_by_slot,
@@ -119,27 +127,25 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   const T* q = row + static_cast<size_t>(h) * kHeadDim;
   const T* new_key = row + static_cast<size_t>(heads + kv_head) * kHeadDim;
   const T* new_value = row + static_cast<size_t>(heads + kv_heads + kv_head) * kHeadDim;
-  // Every block of the K/V head appends the same key and value (identical
-  // bytes); the barrier makes them and the query visible to the block.
-  if (rotary.inv_freq != nullptr) {
+  float qv[kVec], acc[kVec];
+  if constexpr (kRotate) {
+    // Every block of the K/V head appends the same key and value (identical
+    // bytes); the barrier makes them and the query visible to the block.
     RotateQueryAndKey(q, new_key, rotary, position, kHeadDim, scale, query,
                       keys + position * kHeadDim);
-  }
-  for (int d = tid; d < kHeadDim; d += kThreads) {
-    if (rotary.inv_freq == nullptr) {
-      keys[position * kHeadDim + d] = new_key[d];
-      query[d] = ToFloat(q[d]) * scale;
+    for (int d = tid; d < kHeadDim; d += kThreads) {
+      values[position * kHeadDim + d] = new_value[d];
     }
-    values[position * kHeadDim + d] = new_value[d];
-  }
-  __syncthreads();
-
-  float qv[kVec], acc[kVec];
+    __syncthreads();
 #pragma unroll
-  for (int i = 0; i < kVec; ++i) {
-    qv[i] = query[d0 + i];
-    acc[i] = 0.0f;
+    for (int i = 0; i < kVec; ++i) qv[i] = query[d0 + i];
+  } else {
+    kernel::Unpack<T>(*reinterpret_cast<const uint4*>(q + d0), qv);
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) qv[i] *= scale;
   }
+#pragma unroll
+  for (int i = 0; i < kVec; ++i) acc[i] = 0.0f;
   float top = -FLT_MAX, sum = 0.0f;  // over this thread's positions
   for (int t0 = begin + first; t0 - first < end; t0 += kAhead * kPositions) {  // block-uniform
     const bool loaded = preload && t0 == begin + first;  // the first pass, but position p
@@ -147,9 +153,22 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
     for (int a = 0; a < kAhead; ++a) {
       const int t = t0 + a * kPositions;
       if (loaded && t != position) continue;
-      const size_t at = static_cast<size_t>(t < end ? t : begin) * kHeadDim + d0;
-      key[a] = *reinterpret_cast<const uint4*>(keys + at);
-      val[a] = *reinterpret_cast<const uint4*>(values + at);
+      const int at = t * kHeadDim + d0;  // within the head: max_context x kHeadDim
+      // The new key and value, from qkv, appended. A split whose slice ends
+      // before p can meet t == p past its end: it writes the bytes the last
+      // split writes and masks the score (no guard: a guard here cost ptxas
+      // 16 bytes of spills).
+      if (!kRotate && t == position) {
+        key[a] = *reinterpret_cast<const uint4*>(new_key + d0);
+        val[a] = *reinterpret_cast<const uint4*>(new_value + d0);
+        *reinterpret_cast<uint4*>(keys + at) = key[a];
+        *reinterpret_cast<uint4*>(values + at) = val[a];
+      } else if (t < end) {
+        key[a] = *reinterpret_cast<const uint4*>(keys + at);
+        val[a] = *reinterpret_cast<const uint4*>(values + at);
+      } else {
+        key[a] = val[a] = uint4{};
+      }
     }
     float score[kAhead];
     float step_top = top;
@@ -241,6 +260,28 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   cluster.sync();  // no block exits while the first one reads its shared memory
 }
 
+// Calls launch(&SplitDecodeAttentionKernel<T, ...>) for the runtime choices
+// (head_dim 64 or 128, threads 128 or 256; Launch checks them).
+template <typename T, int kHeadDim, int kThreads, typename LaunchFn>
+cudaError_t DispatchFlags(bool preload, bool rotate, LaunchFn&& launch) {
+  if (preload) {
+    return rotate ? launch(&SplitDecodeAttentionKernel<T, kHeadDim, kThreads, true, true>)
+                  : launch(&SplitDecodeAttentionKernel<T, kHeadDim, kThreads, true, false>);
+  }
+  return rotate ? launch(&SplitDecodeAttentionKernel<T, kHeadDim, kThreads, false, true>)
+                : launch(&SplitDecodeAttentionKernel<T, kHeadDim, kThreads, false, false>);
+}
+
+template <typename T, typename LaunchFn>
+cudaError_t Dispatch(int head_dim, int threads, bool preload, bool rotate, LaunchFn&& launch) {
+  if (head_dim == 64) {
+    return threads == 128 ? DispatchFlags<T, 64, 128>(preload, rotate, launch)
+                          : DispatchFlags<T, 64, 256>(preload, rotate, launch);
+  }
+  return threads == 128 ? DispatchFlags<T, 128, 128>(preload, rotate, launch)
+                        : DispatchFlags<T, 128, 256>(preload, rotate, launch);
+}
+
 template <typename T>
 cudaError_t Launch(const DecodeAttentionShape& shape, const void* qkv, void* k, void* v,
                    const int64_t* slots, const int64_t* positions, bool positions_by_slot,
@@ -254,22 +295,14 @@ cudaError_t Launch(const DecodeAttentionShape& shape, const void* qkv, void* k, 
       (splits != 1 && splits != 2 && splits != 4 && splits != 8)) {
     return cudaErrorInvalidValue;
   }
-  const bool preload = shape.preload;
-  auto* kernel_function =
-      threads == 128
-          ? (head_dim == 64 ? (preload ? &SplitDecodeAttentionKernel<T, 64, 128, true>
-                                       : &SplitDecodeAttentionKernel<T, 64, 128, false>)
-                            : (preload ? &SplitDecodeAttentionKernel<T, 128, 128, true>
-                                       : &SplitDecodeAttentionKernel<T, 128, 128, false>))
-          : (head_dim == 64 ? (preload ? &SplitDecodeAttentionKernel<T, 64, 256, true>
-                                       : &SplitDecodeAttentionKernel<T, 64, 256, false>)
-                            : (preload ? &SplitDecodeAttentionKernel<T, 128, 256, true>
-                                       : &SplitDecodeAttentionKernel<T, 128, 256, false>));
-  return kernel::LaunchClustered(
-      /*overlap=*/true, splits, kernel_function, dim3(heads, batch, splits), dim3(threads), 0,
-      stream, static_cast<const T*>(qkv), static_cast<T*>(k), static_cast<T*>(v), slots,
-      positions, positions_by_slot, static_cast<T*>(out), heads, kv_heads, max_context, scale,
-      rotary);
+  const bool rotate = rotary.inv_freq != nullptr;
+  return Dispatch<T>(head_dim, threads, shape.preload, rotate, [&](auto kernel_function) {
+    return kernel::LaunchClustered(
+        /*overlap=*/true, splits, kernel_function, dim3(heads, batch, splits), dim3(threads), 0,
+        stream, static_cast<const T*>(qkv), static_cast<T*>(k), static_cast<T*>(v), slots,
+        positions, positions_by_slot, static_cast<T*>(out), heads, kv_heads, max_context, scale,
+        rotary);
+  });
 }
 
 }  // namespace
@@ -291,7 +324,7 @@ DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads) {
   // GPT-2 small N=64 (768 blocks) 592 -> 571 us per step; at N=256 (3,072
   // blocks) 256 threads stay faster (1,131 vs 1,164 us).
   shape.threads = blocks > 4 * sms && blocks <= 8 * sms ? 128 : 256;
-  // The first pass's K/V in registers before the wait (80 registers a
+  // The first pass's K/V in registers before the wait (86-88 registers a
   // thread instead of 64) where the grid is one wave at most, a
   // latency-bound kernel; larger grids keep their occupancy. Llama-3.2-1B
   // N=1: 836.7 / 837.8 -> 829.5 / 830.2 us per step; GPT-2 small N=1 (8
