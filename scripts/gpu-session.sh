@@ -51,6 +51,9 @@
 #   attnbench  tandem-attention-bench: the decode attention kernel's launch shapes at GPT-2
 #              small's attention (batches 64-256, contexts 164-1000), and the read
 #              ceilings of its access pattern (the same slices without math; contiguous)
+#   attnncu    Nsight Compute's occupancy, warp-state, scheduler and memory sections for the
+#              decode attention kernel and the read-only kernel at ATTNNCU_CASE (default
+#              256x164: batch x context) in tandem-attention-bench
 #   gemvbench  tandem-gemv-bench: the small-batch projections at the Llama-3.2-1B shape,
 #              fused linear + RMSNorm/SwiGLU kernels vs LaunchGemv at several grid sizes; one row
 #   linearbench  tandem-linear-bench: GPT-2 small's four projections at 16-256 rows, cuBLASLt's
@@ -59,7 +62,7 @@
 #   prevbench  the bench step on the previous build: the tree in .prev/ (made here with
 #              `git archive REV | tar -x -C .prev`, carried), built in build-prev
 #   prevllama  the llamabench step on the previous build
-#   ab         N=1 steps (Llama-3.2-1B, GPT-2 small) under each TANDEM_EXPERIMENT value in
+#   ab         N=1 steps (AB_BATCHES for others; Llama-3.2-1B, GPT-2 small) under each TANDEM_EXPERIMENT value in
 #              AB_VARIANTS, alternating AB_ROUNDS times: the A/B of a temporary switch a session
 #              adds to the sources (none is committed; "none" is the tree as it is)
 set -uo pipefail
@@ -186,6 +189,18 @@ for step in "$@"; do
       hf_generate /tmp/tandem-bench-llama-llama-3.2-1b hf-llama 5 ;;
     attnbench)
       $bin/tandem-attention-bench "$OUT/attention-bench.jsonl" 2>&1 | tee "$OUT/attention-bench.txt" ;;
+    attnncu)
+      # The first launch of each kernel at that case (the bench's first shape is the default).
+      for kernel in SplitDecodeAttention ReadSlices; do
+        ATTENTION_BENCH_CASES=${ATTNNCU_CASE:-256x164} ncu --graph-profiling node \
+            -k "regex:$kernel" --launch-count 1 --section SpeedOfLight --section Occupancy \
+            --section LaunchStats --section WarpStateStats --section SchedulerStats \
+            --section MemoryWorkloadAnalysis $bin/tandem-attention-bench \
+            > "$OUT/ncu-attention-$kernel.txt" 2>&1
+        grep -E "Duration|Registers|Achieved Occupancy|Theoretical Occupancy|DRAM Throughput|\
+Issued Warp|No Eligible|Eligible Warps|Active Warps|Warp Cycles Per Issued|Block Limit" \
+            "$OUT/ncu-attention-$kernel.txt"
+      done ;;
     gemvbench)
       $bin/tandem-gemv-bench "$OUT/gemv-bench.jsonl" 2>&1 | tee "$OUT/gemv-bench.txt" ;;
     linearbench)
@@ -310,7 +325,7 @@ for step in "$@"; do
         for e in ${AB_VARIANTS:-none}; do
           for arch in ${AB_ARCHES:-llama gpt2}; do
             size=$([ "$arch" = llama ] && echo llama-3.2-1b || echo gpt2)
-            TANDEM_EXPERIMENT=$e $bin/tandem-bench --arch=$arch --size=$size --batch=1 \
+            TANDEM_EXPERIMENT=$e $bin/tandem-bench --arch=$arch --size=$size --batch=${AB_BATCHES:-1} \
                 --modes=double_buffered_graphs --out="$OUT/ab-$e.jsonl" > "$OUT/ab.log" 2>&1
             table "$OUT/ab.log" | grep -v "^model" | sed "s/^/$e $round: /"
           done

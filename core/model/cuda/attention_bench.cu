@@ -10,6 +10,8 @@
 // read with no math, and the same number of bytes read contiguously.
 //
 //   tandem-attention-bench [out.jsonl]    (bash scripts/gpu-session.sh attnbench)
+//
+// Slots are rows and positions are read by slot, as the decode step reads them.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -36,7 +38,8 @@ constexpr int kLayers = 12, kHeads = 12, kHeadDim = 64, kMaxBatch = 256, kMaxCon
 constexpr int kReplays = 20;
 
 std::string Name(const DecodeAttentionShape& s) {
-  return "block " + std::to_string(s.threads) + " split " + std::to_string(s.splits);
+  return "block " + std::to_string(s.threads) + " split " + std::to_string(s.splits) +
+         (s.preload ? " preload" : "");
 }
 
 float ToFloat(uint16_t bits) {
@@ -129,8 +132,15 @@ int main(int argc, char** argv) {
     }
   };
   std::printf("%6s %6s  %-22s %9s %8s %10s\n", "batch", "ctx", "shape", "us", "TB/s", "max diff");
+  // ATTENTION_BENCH_CASES="256x164,64x164" runs only those (batch x context) cases.
+  const char* only = std::getenv("ATTENTION_BENCH_CASES");
   for (int batch : {64, 128, 256}) {
     for (int context : {164, 320, 1000}) {
+      const std::string name = std::to_string(batch) + "x" + std::to_string(context);
+      if (only != nullptr && ("," + std::string(only) + ",").find("," + name + ",") ==
+                                 std::string::npos) {
+        continue;
+      }
       std::vector<int64_t> host_positions(kMaxBatch, context - 1);
       Check(cudaMemcpy(positions, host_positions.data(), kMaxBatch * sizeof(int64_t),
                        cudaMemcpyHostToDevice),
@@ -139,13 +149,14 @@ int main(int argc, char** argv) {
       for (int splits : {1, 2}) {
         for (int threads : {256, 128}) shapes.push_back({splits, threads});
       }
+      for (int threads : {256, 128}) shapes.push_back({1, threads, /*preload=*/true});
       std::vector<uint16_t> reference, got(static_cast<size_t>(batch) * kHeads * kHeadDim);
       for (size_t i = 0; i < shapes.size(); ++i) {
         const DecodeAttentionShape& shape = shapes[i];
         auto launch = [&](int l) {
           Check(tandem::LaunchDecodeAttentionShaped(
                     shape, tandem::KernelDType::kBFloat16, qkvs[l], keys[l], values[l], slots,
-                    positions, /*positions_by_slot=*/false, out, batch, kHeads, kHeads,
+                    positions, /*positions_by_slot=*/true, out, batch, kHeads, kHeads,
                     kHeadDim, kMaxContext, scale, stream),
                 "attention");
         };
