@@ -30,7 +30,6 @@
 #include "core/model/cuda/bench_support.cuh"
 #include "core/model/cuda/decode_kernels.h"
 #include "core/model/cuda/gemv_kernel.cu"  // its block shapes, to try others
-#include "core/model/cuda/gemv_kernel.h"
 #include "core/model/cuda/kernel_math.cuh"
 #include "core/model/cuda/llama_kernels.h"
 
