@@ -12,6 +12,7 @@ source issues there:
 
   GemvKernel<T, GemvShape<threads, cols, unroll>, ...>: cols * unroll
   FusedLinearKernel, LmHeadKernel, SkinnyLinearKernel: 1
+  ClusterLinearKernel: 1 asynchronous copy to shared memory (LDGSTS)
 
 Usage: wait_placement_test.py (--cuobjdump PATH LIBRARY | --sass FILE...)
 """
@@ -20,7 +21,8 @@ import re
 import subprocess
 import sys
 
-FAMILIES = ("GemvKernel", "FusedLinearKernel", "LmHeadKernel", "SkinnyLinearKernel")
+FAMILIES = ("GemvKernel", "FusedLinearKernel", "LmHeadKernel", "SkinnyLinearKernel",
+            "ClusterLinearKernel")
 GEMV_SHAPE = re.compile(r"GemvShapeILi(\d+)ELi(\d+)ELi(\d+)EE")
 
 
@@ -40,12 +42,13 @@ def functions(sass):
 
 
 def loads_before_wait(body):
-    """The LDG instructions before the first ACQBULK, or None without one."""
+    """The LDG (or LDGSTS: cp.async) instructions before the first ACQBULK,
+    or None without one."""
     count = 0
     for line in body:
         if "ACQBULK" in line:
             return count
-        if re.search(r"\bLDG(\.|\s)", line):
+        if re.search(r"\bLDG(STS)?(\.|\s)", line):
             count += 1
     return None
 

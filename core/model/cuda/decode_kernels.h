@@ -148,6 +148,24 @@ cudaError_t LaunchSkinnyLinear(KernelDType dtype, bool gelu, const void* x, cons
                                const void* bias, void* out, int rows, int K, int N,
                                cudaStream_t stream);
 
+// Rows up to which LaunchClusterLinear applies.
+inline constexpr int kMaxClusterLinearRows = 64;
+// LaunchFusedLinear's contract (epilogues kBias, kBiasGelu, kBiasResidual;
+// the LayerNorm fused when norm_weight is not null, except with
+// kBiasResidual) for up to kMaxClusterLinearRows rows of fp16 / bf16 on
+// tensor cores (cluster_linear_kernel.cu): the LayerNorm before the
+// projection and the residual add after it need no kernel of their own.
+// Each block takes a K slice of a 64- or 128-column tile; the slices of a
+// tile form a thread-block cluster (sm_90) that shares the LayerNorm's
+// statistics and adds the partial sums. Launched with programmatic
+// dependent launch: copies its weights before the previous kernel has
+// finished. Where ClusterLinearSupports is false it launches nothing and
+// returns cudaErrorInvalidValue.
+bool ClusterLinearSupports(KernelDType dtype, LinearEpilogue epilogue, int rows, int K, int N);
+cudaError_t LaunchClusterLinear(KernelDType dtype, LinearEpilogue epilogue, const void* x,
+                                const void* norm_weight, const void* norm_bias, float eps,
+                                const void* weight, const void* bias, void* out, int rows,
+                                int K, int N, cudaStream_t stream);
 // out[m, :] = T(layer_norm(x[m, :]) * weight + bias) for m < rows (the
 // final LayerNorm before the LM head; above kMaxFusedRows rows every
 // LayerNorm). With `residual` (not null) first x[m, :] = T(x[m, :] +
