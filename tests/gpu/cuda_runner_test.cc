@@ -170,15 +170,19 @@ TEST(DecodeKernelTest, PaddedLmHeadGivesTheUnpaddedLogits) {
   EXPECT_LT(((got.cpu() - want).norm() / want.norm()).item<double>(), 1e-5);
 }
 
-// The fused decode path (fused projections, attention kernel) against the
-// gather + matmul reference, for every batch size up to one past the fused
-// limit (that one takes the cuBLAS path), in every dtype; the greedy kernel
+// The fused decode path (fused or cluster projections, attention kernel)
+// against the gather + matmul reference, in every dtype, for every batch size
+// up to kMaxFusedRows + 1, then the batch buckets 16, 32, 64 and one past
+// each (the skinny kernel's and cuBLAS's paths); the greedy kernel
 // against argmax and log_softmax; and DecodeSlots, which reads tokens and
 // positions by slot, against Decode.
 TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
   c10::InferenceMode inference_mode;
   const Gpt2Config config = SmallConfig();
-  const int64_t slots_total = kMaxFusedRows + 1;
+  const int64_t slots_total = kMaxClusterLinearRows + 1;
+  std::vector<int64_t> batches;
+  for (int64_t batch = 1; batch <= kMaxFusedRows + 1; ++batch) batches.push_back(batch);
+  for (int64_t batch : {16, 17, 32, 33, 64, 65}) batches.push_back(batch);
   for (at::ScalarType dtype : {at::kFloat, at::kHalf, at::kBFloat16}) {
     const Gpt2Weights weights = Gpt2Weights::Random(config, 11).To(dtype, at::kCUDA);
     Gpt2FusedDecoder fused(config, weights);
@@ -188,8 +192,10 @@ TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
     KvCache cache_b(Shape(config, slots_total), options);
     const std::vector<int64_t> lengths =
         PrefillBoth(fused, &cache_a, reference, &cache_b, slots_total, 37, 11);
-    for (int64_t batch = 1; batch <= slots_total; ++batch) {
-      EXPECT_EQ(fused.UsesFusedDecode(batch), batch <= kMaxGpt2FusedRows);
+    for (int64_t batch : batches) {
+      // fp16 / bf16 take the cluster kernel's layers up to kMaxGpt2ClusterRows.
+      const int64_t fused_rows = dtype == at::kFloat ? kMaxGpt2FusedRows : kMaxGpt2ClusterRows;
+      EXPECT_EQ(fused.UsesFusedDecode(batch), batch <= fused_rows) << c10::toString(dtype);
       std::vector<int64_t> slots, tokens, positions;
       for (int64_t b = 0; b < batch; ++b) {
         const int64_t slot = slots_total - 1 - b;  // rows and slots in different orders
@@ -220,7 +226,8 @@ TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
       }
       const CausalLm::SlotDecode step = fused.DecodeSlots(
           Ids(slots), slot_tokens.to(at::kCUDA), slot_positions.to(at::kCUDA), true, &cache_a);
-      // Greedy: the head's own output (bf16 above kMaxFusedRows rows).
+      // Greedy: the head's own output (the padded cuBLAS head's, in the
+      // model's dtype, above kMaxGpt2FusedRows rows).
       EXPECT_TRUE(step.logits.to(at::kFloat).equal(a)) << c10::toString(dtype) << " batch " << batch;
       EXPECT_TRUE(step.tokens.equal(greedy)) << c10::toString(dtype) << " batch " << batch;
       EXPECT_TRUE(at::allclose(step.logprobs, expected, 1e-5, 1e-4)) << c10::toString(dtype);
@@ -814,10 +821,10 @@ TEST(GemvKernelTest, Gpt2ResidualProjectionsMatchAten) {
         EXPECT_LE(RelativeError(residual, start + at::linear(x, weight, bias)), tolerance)
             << where;
         at::Tensor one = start.clone();
-        LinearAddResidual(x, weight, bias, one);
+        LinearAddResidual(x, weight, bias, /*cluster=*/false, one);
         EXPECT_TRUE(at::equal(one, residual)) << where;
         at::Tensor two = at::cat({start, start});  // two rows: the fused linear kernel
-        LinearAddResidual(at::cat({x, x}), weight, bias, two);
+        LinearAddResidual(at::cat({x, x}), weight, bias, /*cluster=*/false, two);
         EXPECT_LE(RelativeError(two[0], residual[0]), dtype == at::kFloat ? 1e-6 : 1e-2)
             << where;
       }

@@ -9,11 +9,28 @@
 namespace tandem {
 namespace {
 
-// Launches the fused linear kernel, which writes `out`.
+// Launches the fused linear kernel (up to kMaxFusedRows rows), or with
+// `cluster` from kMinClusterLinearRows rows the cluster kernel where it
+// applies, which writes `out`.
 void Linear(LinearEpilogue epilogue, const at::Tensor& x, const FusedNorm* norm,
-            const at::Tensor& weight_nk, const at::Tensor* bias, at::Tensor& out) {
+            const at::Tensor& weight_nk, const at::Tensor* bias, bool cluster, at::Tensor& out) {
   CheckVectorLoads({&x, &weight_nk}, "fused linear");
   if (norm != nullptr) CheckVectorLoads({&norm->weight, &norm->bias}, "fused linear");
+  const KernelDType dtype = KernelDTypeOf(x.scalar_type());
+  const int rows = static_cast<int>(x.size(0)), K = static_cast<int>(x.size(1)),
+            N = static_cast<int>(weight_nk.size(0));
+  if (cluster && rows >= kMinClusterLinearRows && bias != nullptr &&
+      ClusterLinearSupports(dtype, epilogue, rows, K, N)) {
+    CheckVectorLoads({&out, bias}, "cluster linear");
+    CheckCuda(LaunchClusterLinear(dtype, epilogue, x.data_ptr(),
+                                  norm ? norm->weight.data_ptr() : nullptr,
+                                  norm ? norm->bias.data_ptr() : nullptr,
+                                  norm ? static_cast<float>(norm->eps) : 0.0f,
+                                  weight_nk.data_ptr(), bias->data_ptr(), out.data_ptr(), rows,
+                                  K, N, CurrentStream()),
+              "cluster linear");
+    return;
+  }
   CheckCuda(LaunchFusedLinear(KernelDTypeOf(x.scalar_type()), epilogue, x.data_ptr(),
                           norm ? norm->weight.data_ptr() : nullptr,
                           norm ? norm->bias.data_ptr() : nullptr,
@@ -89,23 +106,23 @@ at::Tensor NormLinear(const at::Tensor& x, const FusedNorm& norm, const at::Tens
                       const at::Tensor& bias, bool gelu) {
   at::Tensor out = at::empty({x.size(0), weight_nk.size(0)}, x.options());
   Linear(gelu ? LinearEpilogue::kBiasGelu : LinearEpilogue::kBias, x, &norm, weight_nk, &bias,
-         out);
+         /*cluster=*/true, out);
   return out;
 }
 
 at::Tensor SmallBatchLinear(const at::Tensor& x, const at::Tensor& weight_nk,
                             const at::Tensor& bias) {
   at::Tensor out = at::empty({x.size(0), weight_nk.size(0)}, x.options());
-  Linear(LinearEpilogue::kBias, x, nullptr, weight_nk, &bias, out);
+  Linear(LinearEpilogue::kBias, x, nullptr, weight_nk, &bias, /*cluster=*/false, out);
   return out;
 }
 
 void LinearAddResidual(const at::Tensor& x, const at::Tensor& weight_nk, const at::Tensor& bias,
-                       at::Tensor& residual) {
+                       bool cluster, at::Tensor& residual) {
   const KernelDType dtype = KernelDTypeOf(x.scalar_type());
   const int K = static_cast<int>(x.size(1)), N = static_cast<int>(weight_nk.size(0));
   if (x.size(0) != 1 || !GemvSupports(dtype, K)) {
-    Linear(LinearEpilogue::kBiasResidual, x, nullptr, weight_nk, &bias, residual);
+    Linear(LinearEpilogue::kBiasResidual, x, nullptr, weight_nk, &bias, cluster, residual);
     return;
   }
   // One row: LaunchGemv (a block splits K and loads all of a group of

@@ -59,8 +59,15 @@ struct FusedNorm {
   double eps;
 };
 
+// Rows from which NormLinear (and LinearAddResidual when asked) take the
+// cluster kernel (LaunchClusterLinear: fp16 / bf16, up to
+// kMaxClusterLinearRows rows) where it supports the shape; below, and for
+// fp32, the fused linear kernel (one warp per output column).
+inline constexpr int kMinClusterLinearRows = 3;
+
 // x [B, K] -> [B, N] = T(layer_norm(x) @ weight_nk^T + bias), with GELU (tanh)
-// when `gelu`. weight_nk [N, K] contiguous. B <= kMaxFusedRows.
+// when `gelu`. weight_nk [N, K] contiguous. B <= kMaxFusedRows, or where
+// ClusterLinearSupports, B <= kMaxClusterLinearRows.
 at::Tensor NormLinear(const at::Tensor& x, const FusedNorm& norm, const at::Tensor& weight_nk,
                       const at::Tensor& bias, bool gelu);
 
@@ -80,10 +87,12 @@ inline constexpr int64_t kSkinnyLinearUsedRows = 16;
 at::Tensor BatchedLinear(const at::Tensor& h, const at::Tensor& weight_kn, const at::Tensor& bias,
                          bool gelu);
 
-// residual [B, N] += T(x @ weight_nk^T + bias), in place; x [B, K],
-// B <= kMaxFusedRows; one row takes LaunchGemv, more the fused linear kernel.
+// residual [B, N] += T(x @ weight_nk^T + bias), in place; x [B, K]; one row
+// takes LaunchGemv, more the fused linear kernel (B <= kMaxFusedRows) or
+// with `cluster` the cluster kernel as NormLinear does (GPT-2's path; the
+// Llama family's fused-linear path passes false: not measured there).
 void LinearAddResidual(const at::Tensor& x, const at::Tensor& weight_nk, const at::Tensor& bias,
-                       at::Tensor& residual);
+                       bool cluster, at::Tensor& residual);
 
 // [B, C] = T(layer_norm(x) * weight + bias), x [B, C], any B.
 at::Tensor LayerNorm(const at::Tensor& x, const FusedNorm& norm);

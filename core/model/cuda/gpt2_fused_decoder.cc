@@ -6,6 +6,7 @@
 
 #include <c10/cuda/CUDAGuard.h>
 
+#include "core/model/cuda/cuda_support.h"
 #include "core/model/cuda/decode_kernels.h"
 #include "core/model/cuda/decode_ops.h"
 #include "core/model/cuda/prefill_attention.h"
@@ -33,13 +34,26 @@ Gpt2FusedDecoder::Gpt2FusedDecoder(Gpt2Config config, Gpt2Weights weights)
   attention_kernel_ = AttentionKernelSupports(dtype, c.head_dim());
   prefill_kernel_ = PrefillAttentionSupports(dtype, c.head_dim());
   fused_decode_ = FusedDecodeSupports(dtype, c.n_embd, c.inner_size(), c.head_dim());
+  const KernelDType kernel_dtype = KernelDTypeOf(dtype);
+  const int C = static_cast<int>(c.n_embd), inner = static_cast<int>(c.inner_size());
+  cluster_decode_ =
+      fused_decode_ && dtype != at::kFloat &&
+      ClusterLinearSupports(kernel_dtype, LinearEpilogue::kBias, kMaxClusterLinearRows, C,
+                            3 * C) &&
+      ClusterLinearSupports(kernel_dtype, LinearEpilogue::kBiasResidual, kMaxClusterLinearRows,
+                            C, C) &&
+      ClusterLinearSupports(kernel_dtype, LinearEpilogue::kBiasGelu, kMaxClusterLinearRows, C,
+                            inner) &&
+      ClusterLinearSupports(kernel_dtype, LinearEpilogue::kBiasResidual, kMaxClusterLinearRows,
+                            inner, C);
   if (FusesMixedSteps()) {
     side_ = std::make_unique<SideStream>(model_.weights().wte.device().index());
   }
 }
 
 bool Gpt2FusedDecoder::UsesFusedDecode(int64_t rows) const {
-  return fused_decode_ && rows <= kMaxGpt2FusedRows;
+  return fused_decode_ &&
+         (rows <= kMaxGpt2FusedRows || (cluster_decode_ && rows <= kMaxGpt2ClusterRows));
 }
 
 at::Tensor Gpt2FusedDecoder::PrefillPacked(const PrefillPack& pack, KvCache* cache,
@@ -173,7 +187,7 @@ CausalLm::SlotDecode Gpt2FusedDecoder::Step(const at::Tensor& slots, const at::T
   // [B, C], the residual stream; positions past the context are clamped inside.
   at::Tensor x = EmbedTokens(weights.wte, weights.wpe, index, tokens, positions,
                              cache->max_context() - 1);
-  at::Tensor h;  // above kMaxGpt2FusedRows: the next LayerNorm's output [B, C]
+  at::Tensor h;  // the next LayerNorm's output [B, C] (batched layers), then the final one
   if (!fused) h = LayerNorm(x, {weights.layers[0].ln_1_weight, weights.layers[0].ln_1_bias, eps});
   for (int64_t i = 0; i < config.n_layer; ++i) {
     if (fused) {
@@ -185,9 +199,10 @@ CausalLm::SlotDecode Gpt2FusedDecoder::Step(const at::Tensor& slots, const at::T
     }
   }
   if (!fused) return BatchedHead(h, greedy);
+  h = LayerNorm(x, {weights.ln_f_weight, weights.ln_f_bias, eps});
+  if (slots.size(0) > kMaxGpt2FusedRows) return BatchedHead(h, greedy);
   const at::Tensor& head = weights.lm_head.defined() ? weights.lm_head : weights.wte;
-  SlotDecode out{
-      LmHeadLogits(LayerNorm(x, {weights.ln_f_weight, weights.ln_f_bias, eps}), head)};
+  SlotDecode out{LmHeadLogits(h, head)};
   if (greedy) std::tie(out.tokens, out.logprobs) = GreedyTokens(out.logits);
   return out;
 }
@@ -207,10 +222,10 @@ void Gpt2FusedDecoder::FusedLayer(int64_t i, const LayerInputs& in, at::Tensor& 
                                     w.attn_bias, /*gelu=*/false)
                              .view({B, 3, H, D});
   LinearAddResidual(Attention(i, qkv, in).view({B, C}), w.attn_proj_weight.t(), w.attn_proj_bias,
-                    x);
+                    /*cluster=*/true, x);
   const at::Tensor inner = NormLinear(x, {w.ln_2_weight, w.ln_2_bias, eps}, w.mlp_fc_weight.t(),
                                       w.mlp_fc_bias, /*gelu=*/true);
-  LinearAddResidual(inner, w.mlp_proj_weight.t(), w.mlp_proj_bias, x);
+  LinearAddResidual(inner, w.mlp_proj_weight.t(), w.mlp_proj_bias, /*cluster=*/true, x);
 }
 
 void Gpt2FusedDecoder::BatchedLayer(int64_t i, const AttendFn& attend, at::Tensor& x,

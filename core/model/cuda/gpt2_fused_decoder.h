@@ -22,7 +22,10 @@ namespace tandem {
 // position (by slot in DecodeSlots), five kernels per layer (LayerNorm +
 // QKV; attention with the K/V append; out-projection + residual; LayerNorm
 // + FC + GELU; projection + residual), the final LayerNorm, the LM head and
-// the greedy choice. Larger batches: the same embedding and attention
+// the greedy choice. Up to kMaxGpt2ClusterRows rows in fp16 / bf16: the
+// same five kernels per layer, the projections on the cluster kernel
+// (LaunchClusterLinear), then the final LayerNorm and the padded cuBLAS LM
+// head of the larger batches. Larger batches: the same embedding and attention
 // kernels with cuBLAS projections (bias and GELU in their epilogues), each
 // residual add fused with the LayerNorm after it (one kernel), and the LM
 // head on its rows padded to a multiple of 128 (Gpt2Model). Prefill runs
@@ -39,6 +42,15 @@ namespace tandem {
 // an H200, double-buffered + graphs: 4 rows 601 vs 517 us, 8 rows 776 vs
 // 608 us; 2 rows 344 vs 473; docs/results/bench/2026-11-30-h200-fused-rows/).
 inline constexpr int64_t kMaxGpt2FusedRows = 2;
+// The batches above that whose layers take the cluster kernel (fp16 / bf16,
+// LaunchClusterLinear: the LayerNorms and the residual adds folded into the
+// projections): up to 8 rows. Larger batches keep the skinny kernel (up to
+// 16 rows) or cuBLAS, faster there. GPT-2 small bf16 on an H200,
+// double-buffered + graphs, against the previous paths in one call
+// (2026-12-02): 4 rows 382.5 vs 433.8 us, 8 rows 413.5 vs 536.1; 16 rows
+// 467.1 vs 409.5, 32 rows 516.0 vs 514.6, 64 rows 687.0 vs 602.8
+// (docs/results/bench/2026-12-02-h200-cluster-linear/).
+inline constexpr int64_t kMaxGpt2ClusterRows = 8;
 
 class Gpt2FusedDecoder : public CausalLm {
  public:
@@ -87,8 +99,9 @@ class Gpt2FusedDecoder : public CausalLm {
   // `by_slot`.
   SlotDecode Step(const at::Tensor& slots, const at::Tensor& tokens,
                   const at::Tensor& positions, bool by_slot, bool greedy, KvCache* cache) const;
-  // Layer i on the fused kernels (up to kMaxGpt2FusedRows rows), in place on
-  // the residual stream x [B, C].
+  // Layer i on the fused kernels (up to kMaxGpt2FusedRows rows, or with
+  // cluster_decode_ up to kMaxGpt2ClusterRows), in place on the residual
+  // stream x [B, C].
   void FusedLayer(int64_t i, const LayerInputs& in, at::Tensor& x) const;
   // The attention step of a layer: qkv [R, 3, H, D] of the layer's R rows
   // (decode rows, or a prefill pack's padded tokens) -> [R, C].
@@ -116,6 +129,7 @@ class Gpt2FusedDecoder : public CausalLm {
   bool attention_kernel_ = false;  // the dtype and head size suit the attention kernel
   bool prefill_kernel_ = false;    // ... and the packed-prefill attention kernel
   bool fused_decode_ = false;      // ... and the other shapes suit the fused kernels
+  bool cluster_decode_ = false;    // ... and the cluster kernel's shapes (3-8 rows)
   // Where a mixed step's pack attends (with FusesMixedSteps()).
   std::unique_ptr<SideStream> side_;
 };

@@ -116,10 +116,10 @@ void LlamaCudaDecoder::AddOutputAndMlp(const at::Tensor& attn, const LlamaLayerW
                             l.down_weight, x);
       return;
     case Path::kFusedLinear: {  // in place
-      LinearAddResidual(attn, l.o_weight, zero_hidden_, x);
+      LinearAddResidual(attn, l.o_weight, zero_hidden_, /*cluster=*/false, x);
       const at::Tensor gate_up =
           SmallBatchLinear(FusedRmsNorm(x, l.post_norm, eps), l.gate_up_weight, zero_gate_up_);
-      LinearAddResidual(SwiGlu(gate_up), l.down_weight, zero_hidden_, x);
+      LinearAddResidual(SwiGlu(gate_up), l.down_weight, zero_hidden_, /*cluster=*/false, x);
       return;
     }
     case Path::kCublas: {  // the residual added in the GEMMs
