@@ -6,7 +6,8 @@
 // profile names the kernel it runs) against every other algorithm
 // cuBLASLt's heuristic offers for the same problem (up to kCandidates: tile,
 // split-K, stages, cluster), and against the skinny tensor-core kernel
-// (LaunchSkinnyLinear, up to 64 rows). The question it answers: would
+// (LaunchSkinnyLinear, up to 64 rows) and the cluster kernel
+// (LaunchClusterLinear, up to 64 rows; the same epilogue, no LayerNorm). The question it answers: would
 // choosing cuBLASLt's algorithm by timing at start-up (as the engine could,
 // once per batch bucket) make the N=64 / N=256 steps' projections faster?
 //
@@ -140,6 +141,15 @@ class Problem {
           "skinny linear");
   }
 
+  void RunCluster(int l, cudaStream_t stream) {
+    Check(tandem::LaunchClusterLinear(tandem::KernelDType::kBFloat16,
+                                      shape_.gelu ? tandem::LinearEpilogue::kBiasGelu
+                                                  : tandem::LinearEpilogue::kBias,
+                                      x_, nullptr, nullptr, 0.0f, weights_[l], biases_[l], out_,
+                                      rows_, shape_.K, shape_.N, stream),
+          "cluster linear");
+  }
+
   std::vector<float> Output() const { return ToHost(out_, static_cast<size_t>(rows_) * shape_.N); }
 
   // "id/tile/splitK/stages" of candidate i (cuBLASLt's algorithm config).
@@ -183,8 +193,8 @@ int main(int argc, char** argv) {
   Check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
   cublasLtHandle_t lt;
   CheckLt(cublasLtCreate(&lt), "cublasLtCreate");
-  std::printf("%-5s %5s %11s %11s %9s %-16s %11s %6s\n", "shape", "rows", "first us",
-              "best us", "best of", "id/tile/sk/stg", "skinny us", "algos");
+  std::printf("%-5s %5s %11s %11s %9s %-16s %11s %11s %6s\n", "shape", "rows", "first us",
+              "best us", "best of", "id/tile/sk/stg", "skinny us", "cluster us", "algos");
   uint32_t seed = 1;
   for (int rows : {16, 32, 64, 128, 256}) {
     for (const Shape& shape : kShapes) {
@@ -212,30 +222,40 @@ int main(int argc, char** argv) {
         const double us = time_candidate(i);
         if (us < best) best = us, best_i = i;
       }
-      double skinny = NAN;
-      if (tandem::SkinnyLinearSupports(tandem::KernelDType::kBFloat16, rows, shape.K,
-                                       shape.N)) {
-        p.RunSkinny(0, stream);
-        Check(cudaStreamSynchronize(stream), "skinny");
-        if (MaxRelDiff(reference, p.Output()) <= 2e-2) {
-          skinny = TimeLayers(stream, [&] {
-            for (int l = 0; l < kLayers; ++l) p.RunSkinny(l, stream);
-          });
-        } else {
-          std::printf("%-5s %5d  the skinny kernel's output differs\n", shape.name, rows);
+      // A kernel of ours, timed where it supports the shape and its output matches.
+      auto time_ours = [&](bool supported, const char* name,
+                           void (Problem::*run)(int, cudaStream_t)) {
+        if (!supported) return static_cast<double>(NAN);
+        (p.*run)(0, stream);
+        Check(cudaStreamSynchronize(stream), name);
+        if (MaxRelDiff(reference, p.Output()) > 2e-2) {
+          std::printf("%-5s %5d  the %s kernel's output differs\n", shape.name, rows, name);
+          return static_cast<double>(NAN);
         }
-      }
+        return TimeLayers(stream, [&] {
+          for (int l = 0; l < kLayers; ++l) (p.*run)(l, stream);
+        });
+      };
+      const double skinny = time_ours(
+          tandem::SkinnyLinearSupports(tandem::KernelDType::kBFloat16, rows, shape.K, shape.N),
+          "skinny", &Problem::RunSkinny);
+      const double cluster =
+          time_ours(tandem::ClusterLinearSupports(tandem::KernelDType::kBFloat16,
+                                                  tandem::LinearEpilogue::kBias, rows, shape.K,
+                                                  shape.N),
+                    "cluster", &Problem::RunCluster);
       char config[64];
       p.Describe(best_i, config, sizeof(config));
-      std::printf("%-5s %5d %11.2f %11.2f %9d %-16s %11.2f %6d\n", shape.name, rows, first,
-                  best, best_i, config, skinny, valid);
+      std::printf("%-5s %5d %11.2f %11.2f %9d %-16s %11.2f %11.2f %6d\n", shape.name, rows,
+                  first, best, best_i, config, skinny, cluster, valid);
       if (json != nullptr) {
         std::fprintf(json,
                      "{\"bench\":\"linear\",\"shape\":\"%s\",\"rows\":%d,\"K\":%d,\"N\":%d,"
                      "\"first_us\":%.3f,\"best_us\":%.3f,\"best_index\":%d,\"best_config\":\"%s\","
-                     "\"skinny_us\":%.3f,\"valid_algorithms\":%d}\n",
+                     "\"skinny_us\":%.3f,\"cluster_us\":%.3f,\"valid_algorithms\":%d}\n",
                      shape.name, rows, shape.K, shape.N, first, best, best_i, config,
-                     std::isnan(skinny) ? -1.0 : skinny, valid);
+                     std::isnan(skinny) ? -1.0 : skinny, std::isnan(cluster) ? -1.0 : cluster,
+                     valid);
       }
     }
   }
