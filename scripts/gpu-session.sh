@@ -57,8 +57,10 @@
 #   gemvbench  tandem-gemv-bench: the small-batch projections at the Llama-3.2-1B shape,
 #              fused linear + RMSNorm/SwiGLU kernels vs LaunchGemv at several grid sizes; one row
 #   linearbench  tandem-linear-bench: GPT-2 small's four projections at 16-256 rows, cuBLASLt's
-#              first heuristic choice (what at::addmm runs) vs every algorithm it offers and the
-#              skinny kernel
+#              first heuristic choice (what at::addmm runs) vs every algorithm it offers, the
+#              skinny kernel and the cluster kernel (with and without the LayerNorm)
+#   linearncu  Nsight Compute's occupancy, warp-state, scheduler, memory and source sections
+#              for each cluster-kernel projection of tandem-linear-bench at LINEARNCU_ROWS (64)
 #   prevbench  the bench step on the previous build: the tree in .prev/ (made here with
 #              `git archive REV | tar -x -C .prev`, carried), built in build-prev
 #   prevllama  the llamabench step on the previous build
@@ -70,7 +72,8 @@ set -uo pipefail
 mkdir -p "$OUT"
 source .device/prelude.sh
 cmake -S . -B build-gpu $DEVICE_CMAKE_ARGS > "$OUT/cmake.log" 2>&1 || { tail -40 "$OUT/cmake.log"; exit 1; }
-cmake --build build-gpu -j16 > "$OUT/build.log" 2>&1 || { grep -A8 -m5 'error' "$OUT/build.log"; exit 1; }
+# BUILD_TARGET: build only that target (a bench step alone needs one binary).
+cmake --build build-gpu -j16 ${BUILD_TARGET:+--target "$BUILD_TARGET"} > "$OUT/build.log" 2>&1 || { grep -A8 -m5 'error' "$OUT/build.log"; exit 1; }
 echo "== build ok"
 bin=build-gpu/bin
 table() { grep -v "^[IWE]20" "$1" | grep -E "^(model|gpt2|llama|qwen)"; }
@@ -205,6 +208,16 @@ Issued Warp|No Eligible|Eligible Warps|Active Warps|Warp Cycles Per Issued|Block
       $bin/tandem-gemv-bench "$OUT/gemv-bench.jsonl" 2>&1 | tee "$OUT/gemv-bench.txt" ;;
     linearbench)
       $bin/tandem-linear-bench "$OUT/linear-bench.jsonl" 2>&1 | tee "$OUT/linear-bench.txt" ;;
+    linearncu)
+      # Each cluster kernel of tandem-linear-bench launched once at LINEARNCU_ROWS rows
+      # (default 64): plain Q/K/V, out, fc, proj, then Q/K/V and fc with the LayerNorm.
+      LINEAR_BENCH_ONCE=1 LINEAR_BENCH_ROWS=${LINEARNCU_ROWS:-64} ncu -k regex:ClusterLinear \
+          --section SpeedOfLight --section Occupancy --section LaunchStats \
+          --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+          --section SourceCounters $bin/tandem-linear-bench > "$OUT/ncu-linear.txt" 2>&1
+      grep -E "ClusterLinearKernel|Duration|Registers Per|Achieved Occupancy|Theoretical Occ|\
+DRAM Throughput|Issued Warp|No Eligible|Warp Cycles Per Issued|Block Limit|Stall|stall" \
+          "$OUT/ncu-linear.txt" | cut -c1-160 | head -150 ;;
     llamaprofile)
       # Llama-3.2-1B shape (bf16), N = 1 and 64.
       for n in 1 64; do

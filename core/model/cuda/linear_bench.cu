@@ -7,9 +7,12 @@
 // cuBLASLt's heuristic offers for the same problem (up to kCandidates: tile,
 // split-K, stages, cluster), and against the skinny tensor-core kernel
 // (LaunchSkinnyLinear, up to 64 rows) and the cluster kernel
-// (LaunchClusterLinear, up to 64 rows; the same epilogue, no LayerNorm). The question it answers: would
-// choosing cuBLASLt's algorithm by timing at start-up (as the engine could,
-// once per batch bucket) make the N=64 / N=256 steps' projections faster?
+// (LaunchClusterLinear, up to 64 rows; the same epilogue without the
+// LayerNorm, and for Q/K/V and fc also with it, as the step runs it: its
+// output is not compared, the GPU test checks it). The question it first
+// answered: would choosing cuBLASLt's algorithm by timing at start-up (as the
+// engine could, once per batch bucket) make the N=64 / N=256 steps'
+// projections faster? (No: docs/results/bench/2026-12-02-h200-attention-direct/.)
 //
 // Each case is a CUDA graph of 12 launches on 12 layers' distinct weights
 // (GPT-2 small's 12 layers: 28 MB for Q/K/V alone, so the weights come from
@@ -19,13 +22,20 @@
 // orders). Prints a table and appends JSON lines.
 //
 //   tandem-linear-bench [out.jsonl]    (bash scripts/gpu-session.sh linearbench)
+//
+// LINEAR_BENCH_ROWS=16,64 picks the row counts (default 16,32,64,128,256);
+// LINEAR_BENCH_ONCE=1 launches each kernel once and times nothing (for
+// Nsight Compute: gpu-session.sh linearncu).
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "core/model/cuda/bench_support.cuh"
@@ -74,6 +84,8 @@ class Problem {
       biases_.push_back(AllocBf16(shape.N, seed + 100 + l, 1.0f));
     }
     x_ = AllocBf16(static_cast<size_t>(rows) * shape.K, seed + 200, 1.0f);
+    norm_weight_ = AllocBf16(shape.K, seed + 300, 1.0f);
+    norm_bias_ = AllocBf16(shape.K, seed + 400, 0.2f);
     out_ = AllocBf16(static_cast<size_t>(rows) * shape.N, 0, 0.0f);
     Check(cudaMalloc(&workspace_, kWorkspace), "workspace");
     CheckLt(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "desc");
@@ -113,6 +125,8 @@ class Problem {
     for (bf16* w : weights_) cudaFree(w);
     for (bf16* b : biases_) cudaFree(b);
     cudaFree(x_);
+    cudaFree(norm_weight_);
+    cudaFree(norm_bias_);
     cudaFree(out_);
     cudaFree(workspace_);
     cublasLtMatrixLayoutDestroy(a_);
@@ -141,14 +155,9 @@ class Problem {
           "skinny linear");
   }
 
-  void RunCluster(int l, cudaStream_t stream) {
-    Check(tandem::LaunchClusterLinear(tandem::KernelDType::kBFloat16,
-                                      shape_.gelu ? tandem::LinearEpilogue::kBiasGelu
-                                                  : tandem::LinearEpilogue::kBias,
-                                      x_, nullptr, nullptr, 0.0f, weights_[l], biases_[l], out_,
-                                      rows_, shape_.K, shape_.N, stream),
-          "cluster linear");
-  }
+  void RunCluster(int l, cudaStream_t stream) { LaunchCluster(l, false, stream); }
+  // With the LayerNorm before the projection folded in.
+  void RunClusterNorm(int l, cudaStream_t stream) { LaunchCluster(l, true, stream); }
 
   std::vector<float> Output() const { return ToHost(out_, static_cast<size_t>(rows_) * shape_.N); }
 
@@ -167,6 +176,16 @@ class Problem {
   }
 
  private:
+  void LaunchCluster(int l, bool norm, cudaStream_t stream) {
+    Check(tandem::LaunchClusterLinear(tandem::KernelDType::kBFloat16,
+                                      shape_.gelu ? tandem::LinearEpilogue::kBiasGelu
+                                                  : tandem::LinearEpilogue::kBias,
+                                      x_, norm ? norm_weight_ : nullptr,
+                                      norm ? norm_bias_ : nullptr, 1e-5f, weights_[l],
+                                      biases_[l], out_, rows_, shape_.K, shape_.N, stream),
+          "cluster linear");
+  }
+
   void SetBias(int l) {
     CheckLt(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &biases_[l],
                                            sizeof(biases_[l])),
@@ -178,6 +197,8 @@ class Problem {
   int rows_;
   std::vector<bf16*> weights_, biases_;
   bf16* x_;
+  bf16* norm_weight_;
+  bf16* norm_bias_;
   bf16* out_;
   void* workspace_;
   cublasLtMatmulDesc_t op_;
@@ -187,16 +208,28 @@ class Problem {
 
 }  // namespace
 
+// LINEAR_BENCH_ROWS as numbers, or the default row counts.
+std::vector<int> RowCounts() {
+  const char* text = std::getenv("LINEAR_BENCH_ROWS");
+  if (text == nullptr || *text == '\0') return {16, 32, 64, 128, 256};
+  std::vector<int> rows;
+  std::stringstream list(text);
+  for (std::string item; std::getline(list, item, ',');) rows.push_back(std::atoi(item.c_str()));
+  return rows;
+}
+
 int main(int argc, char** argv) {
   FILE* json = argc > 1 ? std::fopen(argv[1], "a") : nullptr;
+  const bool once = std::getenv("LINEAR_BENCH_ONCE") != nullptr;
   cudaStream_t stream;
   Check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
   cublasLtHandle_t lt;
   CheckLt(cublasLtCreate(&lt), "cublasLtCreate");
-  std::printf("%-5s %5s %11s %11s %9s %-16s %11s %11s %6s\n", "shape", "rows", "first us",
-              "best us", "best of", "id/tile/sk/stg", "skinny us", "cluster us", "algos");
+  std::printf("%-5s %5s %11s %11s %9s %-16s %11s %11s %11s %6s\n", "shape", "rows", "first us",
+              "best us", "best of", "id/tile/sk/stg", "skinny us", "cluster us", "cl+norm us",
+              "algos");
   uint32_t seed = 1;
-  for (int rows : {16, 32, 64, 128, 256}) {
+  for (int rows : RowCounts()) {
     for (const Shape& shape : kShapes) {
       Problem p(lt, shape, rows, seed += 1000);
       if (p.candidates() == 0) {
@@ -204,6 +237,7 @@ int main(int argc, char** argv) {
         continue;
       }
       auto time_candidate = [&](int i) {
+        if (once) return static_cast<double>(NAN);
         return TimeLayers(stream, [&] {
           for (int l = 0; l < kLayers; ++l) p.Run(i, l, stream);
         });
@@ -214,7 +248,7 @@ int main(int argc, char** argv) {
       const double first = time_candidate(0);
       double best = first;
       int best_i = 0, valid = 1;
-      for (int i = 1; i < p.candidates(); ++i) {
+      for (int i = 1; !once && i < p.candidates(); ++i) {
         p.Run(i, 0, stream);
         Check(cudaStreamSynchronize(stream), "candidate");
         if (MaxRelDiff(reference, p.Output()) > 2e-2) continue;
@@ -224,11 +258,12 @@ int main(int argc, char** argv) {
       }
       // A kernel of ours, timed where it supports the shape and its output matches.
       auto time_ours = [&](bool supported, const char* name,
-                           void (Problem::*run)(int, cudaStream_t)) {
+                           void (Problem::*run)(int, cudaStream_t), bool compare = true) {
         if (!supported) return static_cast<double>(NAN);
         (p.*run)(0, stream);
         Check(cudaStreamSynchronize(stream), name);
-        if (MaxRelDiff(reference, p.Output()) > 2e-2) {
+        if (once) return static_cast<double>(NAN);
+        if (compare && MaxRelDiff(reference, p.Output()) > 2e-2) {
           std::printf("%-5s %5d  the %s kernel's output differs\n", shape.name, rows, name);
           return static_cast<double>(NAN);
         }
@@ -244,18 +279,26 @@ int main(int argc, char** argv) {
                                                   tandem::LinearEpilogue::kBias, rows, shape.K,
                                                   shape.N),
                     "cluster", &Problem::RunCluster);
+      // The step folds the LayerNorm into the Q/K/V and fc projections (K = C).
+      const double cluster_norm =
+          time_ours(shape.K == 768 && std::string(shape.name) != "out" &&
+                        tandem::ClusterLinearSupports(tandem::KernelDType::kBFloat16,
+                                                      tandem::LinearEpilogue::kBias, rows,
+                                                      shape.K, shape.N),
+                    "cluster+norm", &Problem::RunClusterNorm, /*compare=*/false);
       char config[64];
       p.Describe(best_i, config, sizeof(config));
-      std::printf("%-5s %5d %11.2f %11.2f %9d %-16s %11.2f %11.2f %6d\n", shape.name, rows,
-                  first, best, best_i, config, skinny, cluster, valid);
+      std::printf("%-5s %5d %11.2f %11.2f %9d %-16s %11.2f %11.2f %11.2f %6d\n", shape.name,
+                  rows, first, best, best_i, config, skinny, cluster, cluster_norm, valid);
       if (json != nullptr) {
         std::fprintf(json,
                      "{\"bench\":\"linear\",\"shape\":\"%s\",\"rows\":%d,\"K\":%d,\"N\":%d,"
                      "\"first_us\":%.3f,\"best_us\":%.3f,\"best_index\":%d,\"best_config\":\"%s\","
-                     "\"skinny_us\":%.3f,\"cluster_us\":%.3f,\"valid_algorithms\":%d}\n",
+                     "\"skinny_us\":%.3f,\"cluster_us\":%.3f,\"cluster_norm_us\":%.3f,"
+                     "\"valid_algorithms\":%d}\n",
                      shape.name, rows, shape.K, shape.N, first, best, best_i, config,
                      std::isnan(skinny) ? -1.0 : skinny, std::isnan(cluster) ? -1.0 : cluster,
-                     valid);
+                     std::isnan(cluster_norm) ? -1.0 : cluster_norm, valid);
       }
     }
   }
