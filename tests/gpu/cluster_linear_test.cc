@@ -2,8 +2,9 @@
 // the same projection computed by ATen in float64: fp16 and bf16; every
 // epilogue, with and without the fused LayerNorm; 1-64 rows (partial mma
 // tiles, a row half with no rows); GPT-2 small's, medium's and XL's
-// projection shapes (8- and 4-way K splits, 64- and 128-column tiles), the
-// GPU tests' small model's, and a K that takes no split (no cluster). Also:
+// projection shapes (8- and 4-way K splits, 64- and 128-column tiles on a
+// 132-multiprocessor GPU), the GPU tests' small model's, a K split 2 ways and
+// a K that takes no split (no cluster). Also:
 // rows past `rows` are left alone, two runs give the same bits, and the
 // shapes the kernel does not take are refused.
 #include <cmath>
@@ -38,9 +39,9 @@ TEST(ClusterLinearTest, MatchesFloat64ProjectionsForEveryEpilogueRowCountAndShap
                         {LinearEpilogue::kBias, false, "bias"},
                         {LinearEpilogue::kBiasGelu, false, "bias+gelu"},
                         {LinearEpilogue::kBiasResidual, false, "bias+residual"}};
-  const Shape shapes[] = {{768, 2304}, {768, 768},   {768, 3072},  {3072, 768}, {1024, 4096},
-                          {4096, 1024}, {1600, 4800}, {6400, 1600}, {128, 384},  {512, 128},
-                          {48, 64}};
+  const Shape shapes[] = {{768, 2304},  {768, 768},   {768, 3072},  {3072, 768},
+                          {1024, 4096}, {4096, 1024}, {1600, 4800}, {6400, 1600},
+                          {128, 384},   {512, 128},   {96, 128},    {48, 64}};
   int checked = 0;
   for (at::ScalarType dtype : {at::kBFloat16, at::kHalf}) {
     const KernelDType kernel_dtype = KernelDTypeOf(dtype);
@@ -106,9 +107,9 @@ TEST(ClusterLinearTest, MatchesFloat64ProjectionsForEveryEpilogueRowCountAndShap
       }
     }
   }
-  EXPECT_EQ(checked, 2 * 11 * 7 * 5);
+  EXPECT_EQ(checked, 2 * 12 * 7 * 5);
   // Refused: fp32, more rows than a tile, an odd N, a K slice over shared
-  // memory's size, the residual add with a norm, SwiGLU.
+  // memory's size, SwiGLU, the residual add with a norm, half a norm.
   const float* none = nullptr;
   const at::Tensor norm_weight = at::ones({768}, cuda.dtype(at::kBFloat16));
   EXPECT_FALSE(ClusterLinearSupports(KernelDType::kFloat32, LinearEpilogue::kBias, 8, 768, 768));
@@ -123,6 +124,11 @@ TEST(ClusterLinearTest, MatchesFloat64ProjectionsForEveryEpilogueRowCountAndShap
   EXPECT_EQ(LaunchClusterLinear(KernelDType::kBFloat16, LinearEpilogue::kBiasResidual, none,
                                 norm_weight.data_ptr(), norm_weight.data_ptr(), 1e-5f, none,
                                 none, nullptr, 8, 768, 768, CurrentStream()),
+            cudaErrorInvalidValue);
+  // A LayerNorm weight without its bias.
+  EXPECT_EQ(LaunchClusterLinear(KernelDType::kBFloat16, LinearEpilogue::kBias, none,
+                                norm_weight.data_ptr(), nullptr, 1e-5f, none, none, nullptr, 8,
+                                768, 768, CurrentStream()),
             cudaErrorInvalidValue);
 }
 

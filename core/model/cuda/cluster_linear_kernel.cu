@@ -16,15 +16,16 @@
 //   - after the wait it copies x's rows over its slice (zeros past `rows`);
 //   - kNorm: each block takes its slice's per-row mean and sum of squared
 //     deviations, the cluster exchanges them through distributed shared
-//     memory and merges them in a fixed order (Chan et al.'s pairwise
-//     formula: no E[x^2] - E[x]^2 cancellation, the same result in every
-//     block), and the block normalizes its slice in place, rounded to T as
-//     ATen's layer_norm output is;
+//     memory and merges them in one step in a fixed order (Chan et al.'s
+//     formula for equal counts: no E[x^2] - E[x]^2 cancellation, the same
+//     result in every block), and the block normalizes its slice in place,
+//     rounded to T as ATen's layer_norm output is;
 //   - 8 warps (2 row halves x 4 column quarters) multiply with mma.sync
 //     m16n8k16, fragments read by ldmatrix (shared rows padded by 16 bytes:
 //     the 8 row addresses of a matrix fall in 8 different bank groups);
-//   - the blocks' fp32 partial sums (in shared memory, over the tiles the
-//     multiply no longer reads) are added by the cluster in a fixed order,
+//   - the blocks' fp32 partial sums (in shared memory, from its start: over
+//     the tiles the multiply no longer reads, and past them where the sums
+//     are larger) are added by the cluster in a fixed order,
 //     each block finishing a share of the tile: bias, then GELU or the
 //     residual add.
 //
@@ -369,6 +370,8 @@ Shape ShapeFor(int K, int N) {
   return shape;
 }
 
+// The shared-memory attribute and MultiprocessorCount are taken once per
+// process, on the device current then (as in the skinny kernel): one GPU.
 template <typename T, int kColumns, int kFlags>
 cudaError_t LaunchKernel(const Shape& shape, const void* x, const void* norm_weight,
                          const void* norm_bias, float eps, const void* weight, const void* bias,
@@ -413,7 +416,9 @@ cudaError_t LaunchClusterLinear(KernelDType dtype, LinearEpilogue epilogue, cons
                                 const void* weight, const void* bias, void* out, int rows,
                                 int K, int N, cudaStream_t stream) {
   if (!ClusterLinearSupports(dtype, epilogue, rows, K, N)) return cudaErrorInvalidValue;
-  const bool norm = norm_weight != nullptr;
+  // The LayerNorm takes both pointers (LaunchFusedLinear's rule); one alone is an error.
+  const bool norm = norm_weight != nullptr && norm_bias != nullptr;
+  if ((norm_weight != nullptr) != (norm_bias != nullptr)) return cudaErrorInvalidValue;
   if (norm && epilogue == LinearEpilogue::kBiasResidual) return cudaErrorInvalidValue;
   const Shape shape = ShapeFor(K, N);
   auto typed = [&](auto type) -> cudaError_t {

@@ -151,8 +151,9 @@ cudaError_t LaunchSkinnyLinear(KernelDType dtype, bool gelu, const void* x, cons
 // Rows up to which LaunchClusterLinear applies.
 inline constexpr int kMaxClusterLinearRows = 64;
 // LaunchFusedLinear's contract (epilogues kBias, kBiasGelu, kBiasResidual;
-// the LayerNorm fused when norm_weight is not null, except with
-// kBiasResidual) for up to kMaxClusterLinearRows rows of fp16 / bf16 on
+// the LayerNorm fused when norm_weight and norm_bias are not null, except
+// with kBiasResidual; kBiasGelu also without it) for up to
+// kMaxClusterLinearRows rows of fp16 / bf16 on
 // tensor cores (cluster_linear_kernel.cu): the LayerNorm before the
 // projection and the residual add after it need no kernel of their own.
 // Each block takes a K slice of a 64- or 128-column tile; the slices of a

@@ -34,10 +34,12 @@ Gpt2FusedDecoder::Gpt2FusedDecoder(Gpt2Config config, Gpt2Weights weights)
   attention_kernel_ = AttentionKernelSupports(dtype, c.head_dim());
   prefill_kernel_ = PrefillAttentionSupports(dtype, c.head_dim());
   fused_decode_ = FusedDecodeSupports(dtype, c.n_embd, c.inner_size(), c.head_dim());
-  const KernelDType kernel_dtype = KernelDTypeOf(dtype);
+  const bool half = dtype == at::kHalf || dtype == at::kBFloat16;
+  // KernelDTypeOf throws for other dtypes: only asked for fp16 / bf16.
+  const KernelDType kernel_dtype = half ? KernelDTypeOf(dtype) : KernelDType::kFloat32;
   const int C = static_cast<int>(c.n_embd), inner = static_cast<int>(c.inner_size());
   cluster_decode_ =
-      fused_decode_ && dtype != at::kFloat &&
+      fused_decode_ && half &&
       ClusterLinearSupports(kernel_dtype, LinearEpilogue::kBias, kMaxClusterLinearRows, C,
                             3 * C) &&
       ClusterLinearSupports(kernel_dtype, LinearEpilogue::kBiasResidual, kMaxClusterLinearRows,

@@ -37,10 +37,12 @@ namespace tandem {
 // [N, K] (each output's weights contiguous), the layout the kernels read;
 // ATen's matmuls take either layout without copies. Owns the model.
 // Threading: engine thread only.
-// The batches GPT-2's decode runs on the fused kernels: up to 2 rows; from 4
-// rows (the next batch bucket) the cuBLAS path is faster (GPT-2 small bf16 on
-// an H200, double-buffered + graphs: 4 rows 601 vs 517 us, 8 rows 776 vs
-// 608 us; 2 rows 344 vs 473; docs/results/bench/2026-11-30-h200-fused-rows/).
+// The batches GPT-2's decode runs on the fused kernels with their
+// warp-per-column projections: up to 2 rows; from 4 rows (the next batch
+// bucket) the cuBLAS path was faster (GPT-2 small bf16 on an H200,
+// double-buffered + graphs: 4 rows 601 vs 517 us, 8 rows 776 vs 608 us; 2
+// rows 344 vs 473; docs/results/bench/2026-11-30-h200-fused-rows/), as it
+// still is for fp32 and for shapes the cluster kernel does not take.
 inline constexpr int64_t kMaxGpt2FusedRows = 2;
 // The batches above that whose layers take the cluster kernel (fp16 / bf16,
 // LaunchClusterLinear: the LayerNorms and the residual adds folded into the
@@ -49,7 +51,9 @@ inline constexpr int64_t kMaxGpt2FusedRows = 2;
 // double-buffered + graphs, against the previous paths in one call
 // (2026-12-02): 4 rows 382.5 vs 433.8 us, 8 rows 413.5 vs 536.1; 16 rows
 // 467.1 vs 409.5, 32 rows 516.0 vs 514.6, 64 rows 687.0 vs 602.8
-// (docs/results/bench/2026-12-02-h200-cluster-linear/).
+// (docs/results/bench/2026-12-02-h200-cluster-linear/). Mixed steps (decode
+// rows beside a prefill) keep the batched layer at every size, so a row's
+// logits can differ by summation order between the two kinds of step.
 inline constexpr int64_t kMaxGpt2ClusterRows = 8;
 
 class Gpt2FusedDecoder : public CausalLm {
@@ -106,7 +110,8 @@ class Gpt2FusedDecoder : public CausalLm {
   // The attention step of a layer: qkv [R, 3, H, D] of the layer's R rows
   // (decode rows, or a prefill pack's padded tokens) -> [R, C].
   using AttendFn = std::function<at::Tensor(int64_t layer, const at::Tensor& qkv)>;
-  // Layer i above kMaxGpt2FusedRows rows (and every prefill): cuBLAS
+  // Layer i of the batches FusedLayer does not take (and every prefill and
+  // mixed step): cuBLAS
   // projections, `attend`, each residual add fused with the LayerNorm after
   // it; in place on the residual stream x [R, C]. h [R, C] is the layer's
   // input LayerNorm's output, then the next one's (the final LayerNorm

@@ -290,7 +290,7 @@ int main(int argc, char** argv) {
       p.Describe(best_i, config, sizeof(config));
       std::printf("%-5s %5d %11.2f %11.2f %9d %-16s %11.2f %11.2f %11.2f %6d\n", shape.name,
                   rows, first, best, best_i, config, skinny, cluster, cluster_norm, valid);
-      if (json != nullptr) {
+      if (json != nullptr && !once) {
         std::fprintf(json,
                      "{\"bench\":\"linear\",\"shape\":\"%s\",\"rows\":%d,\"K\":%d,\"N\":%d,"
                      "\"first_us\":%.3f,\"best_us\":%.3f,\"best_index\":%d,\"best_config\":\"%s\","
