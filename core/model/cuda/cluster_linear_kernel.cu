@@ -81,11 +81,16 @@ struct SharedLayout {
 
 size_t SharedBytes(int columns, int slice) { return SharedLayout(columns, slice).bytes; }
 
-// The widest K slice a block of `columns` takes (its tiles fit in shared memory).
+// The widest K slice a block of `columns` (64 or 128) takes: its tiles fit in
+// shared memory. Found once per width (every launch asks, twice).
 int MaxSlice(int columns) {
-  int slice = 16;
-  while (SharedBytes(columns, slice + 16) <= kSharedLimit) slice += 16;
-  return slice;
+  auto widest = [](int width) {
+    int slice = 16;
+    while (SharedBytes(width, slice + 16) <= kSharedLimit) slice += 16;
+    return slice;
+  };
+  static const int for64 = widest(64), for128 = widest(128);
+  return columns == 128 ? for128 : for64;
 }
 
 // The cluster's blocks, or the block alone when the launch has no cluster (S = 1).

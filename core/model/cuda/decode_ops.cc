@@ -31,7 +31,7 @@ void Linear(LinearEpilogue epilogue, const at::Tensor& x, const FusedNorm* norm,
               "cluster linear");
     return;
   }
-  CheckCuda(LaunchFusedLinear(KernelDTypeOf(x.scalar_type()), epilogue, x.data_ptr(),
+  CheckCuda(LaunchFusedLinear(dtype, epilogue, x.data_ptr(),
                           norm ? norm->weight.data_ptr() : nullptr,
                           norm ? norm->bias.data_ptr() : nullptr,
                           norm ? static_cast<float>(norm->eps) : 0.0f, weight_nk.data_ptr(),
