@@ -110,12 +110,6 @@ struct Blocks {
   }
 };
 
-__device__ __forceinline__ void CopyAsync16(void* shared, const void* global, bool real) {
-  const auto dst = static_cast<uint32_t>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(global),
-               "r"(real ? 16 : 0));
-}
-
 // Row r's statistics over the K slice the 4 threads t = 4r .. 4r + 3 share:
 // {mean, sum of squared deviations}.
 template <typename T>
@@ -123,8 +117,7 @@ __device__ __forceinline__ float2 SliceStats(const T* row, int slice, int part) 
   float sum = 0.0f;
 #pragma unroll 4
   for (int k = part; k < slice; k += 4) sum += kernel::ToFloat(row[k]);
-  sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-  sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+  sum = kernel::QuadSum(sum);
   const float mean = sum / slice;
   float squares = 0.0f;
 #pragma unroll 4
@@ -132,9 +125,7 @@ __device__ __forceinline__ float2 SliceStats(const T* row, int slice, int part) 
     const float d = kernel::ToFloat(row[k]) - mean;
     squares += d * d;
   }
-  squares += __shfl_xor_sync(0xffffffffu, squares, 1);
-  squares += __shfl_xor_sync(0xffffffffu, squares, 2);
-  return make_float2(mean, squares);
+  return make_float2(mean, kernel::QuadSum(squares));
 }
 
 // kNorm: replaces the block's x tile [kRows, slice] with T(layer_norm(x)
@@ -181,13 +172,6 @@ __device__ void NormalizeSlice(const Blocks& blocks, T* x_tile, int stride, floa
   __syncthreads();
 }
 
-__device__ __forceinline__ void LoadMatrices(uint32_t (&m)[4], const void* shared) {
-  const auto address = static_cast<uint32_t>(__cvta_generic_to_shared(shared));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(m[0]), "=r"(m[1]), "=r"(m[2]), "=r"(m[3])
-               : "r"(address));
-}
-
 // The output of one column from its summed dot product (see LinearEpilogue);
 // `residual` is read with kResidual only.
 template <typename T, int kFlags>
@@ -224,16 +208,17 @@ ClusterLinearKernel(const T* x, const T* __restrict__ norm_weight,
   // The weights and the other constants, copied before the previous kernel ends.
   for (int i = threadIdx.x; i < kColumns * vectors; i += kThreads) {
     const int c = i / vectors, v = (i % vectors) * 8;
-    CopyAsync16(w_tile + c * stride + v, w + static_cast<size_t>(n0 + c) * K + k0 + v, true);
+    kernel::CopyAsync16(w_tile + c * stride + v, w + static_cast<size_t>(n0 + c) * K + k0 + v,
+                        true);
   }
   if (threadIdx.x < kColumns / 8) {
-    CopyAsync16(bias_tile + 8 * threadIdx.x, bias + n0 + 8 * threadIdx.x, true);
+    kernel::CopyAsync16(bias_tile + 8 * threadIdx.x, bias + n0 + 8 * threadIdx.x, true);
   }
   if constexpr ((kFlags & kNorm) != 0) {
     for (int i = threadIdx.x; i < 2 * vectors; i += kThreads) {
       const int half = i / vectors, v = (i % vectors) * 8;
-      CopyAsync16(norm_tile + half * slice + v, (half == 0 ? norm_weight : norm_bias) + k0 + v,
-                  true);
+      kernel::CopyAsync16(norm_tile + half * slice + v,
+                          (half == 0 ? norm_weight : norm_bias) + k0 + v, true);
     }
   }
   asm volatile("cp.async.commit_group;" ::: "memory");
@@ -254,8 +239,8 @@ ClusterLinearKernel(const T* x, const T* __restrict__ norm_weight,
   for (int i = threadIdx.x; i < kRows * vectors; i += kThreads) {
     const int r = i / vectors, v = (i % vectors) * 8;
     const bool real = r < rows;
-    CopyAsync16(x_tile + r * stride + v, x + static_cast<size_t>(real ? r : 0) * K + k0 + v,
-                real);
+    kernel::CopyAsync16(x_tile + r * stride + v,
+                        x + static_cast<size_t>(real ? r : 0) * K + k0 + v, real);
   }
   asm volatile("cp.async.wait_all;" ::: "memory");
   __syncthreads();
@@ -277,10 +262,12 @@ ClusterLinearKernel(const T* x, const T* __restrict__ norm_weight,
       uint32_t a[2][4], b[kPairs][4];
 #pragma unroll
       for (int m = 0; m < 2; ++m) {
-        if (m < tiles) LoadMatrices(a[m], a_base + 16 * m * stride + k);
+        if (m < tiles) kernel::LoadMatrices<false>(a[m], a_base + 16 * m * stride + k);
       }
 #pragma unroll
-      for (int p = 0; p < kPairs; ++p) LoadMatrices(b[p], b_base + 16 * p * stride + k);
+      for (int p = 0; p < kPairs; ++p) {
+        kernel::LoadMatrices<false>(b[p], b_base + 16 * p * stride + k);
+      }
 #pragma unroll
       for (int m = 0; m < 2; ++m) {
         if (m >= tiles) continue;

@@ -23,33 +23,11 @@ constexpr int kThreads = 32 * kWarps;
 constexpr int kRows = kPrefillAttentionTile;  // queries per tile: the mma's M
 static_assert(kRows == 16, "one m16n8k16 row block per tile");
 
+using kernel::LoadMatrices;
 using kernel::Mma;
 using kernel::PackPair;
-
-// Four 8x8 matrices of 16-bit elements from shared memory; lane i gives the
-// address of row i % 8 of matrix i / 8. kTranspose: each matrix transposed.
-template <bool kTranspose>
-__device__ __forceinline__ void LoadMatrices(uint32_t (&r)[4], const void* row) {
-  const auto address = static_cast<uint32_t>(__cvta_generic_to_shared(row));
-  if constexpr (kTranspose) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(address));
-  } else {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(address));
-  }
-}
-
-__device__ __forceinline__ float QuadMax(float v) {
-  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
-  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
-}
-__device__ __forceinline__ float QuadSum(float v) {
-  v += __shfl_xor_sync(0xffffffffu, v, 1);
-  return v + __shfl_xor_sync(0xffffffffu, v, 2);
-}
+using kernel::QuadMax;
+using kernel::QuadSum;
 
 // Shared memory of one block: the warps' staged keys and values while they
 // run, then (aliased) their partial results for the merge.

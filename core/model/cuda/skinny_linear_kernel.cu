@@ -97,9 +97,7 @@ SkinnyLinearKernel(const T* __restrict__ x, const T* __restrict__ w, const T* __
     const int r = i / vectors, k = (i % vectors) * 8;
     const bool real = r < rows;
     const T* src = x + static_cast<size_t>(real ? r : 0) * K + split * width + k;
-    const auto dst = static_cast<uint32_t>(__cvta_generic_to_shared(x_tile + r * stride + k));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src),
-                 "r"(real ? 16 : 0));
+    kernel::CopyAsync16(x_tile + r * stride + k, src, real);
   }
   asm volatile("cp.async.wait_all;" ::: "memory");
   __syncthreads();
