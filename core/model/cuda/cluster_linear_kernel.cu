@@ -395,24 +395,30 @@ cudaError_t LaunchColumns(const Shape& shape, const void* x, const void* norm_we
                                            out, rows, K, N, stream);
 }
 
+// What ClusterLinearSupports asks besides the shape.
+bool SupportsRowsOf(KernelDType dtype, LinearEpilogue epilogue, int rows) {
+  return dtype != KernelDType::kFloat32 && rows >= 1 && rows <= kMaxClusterLinearRows &&
+         epilogue != LinearEpilogue::kSwiGlu;
+}
+
 }  // namespace
 
 bool ClusterLinearSupports(KernelDType dtype, LinearEpilogue epilogue, int rows, int K, int N) {
-  if (dtype == KernelDType::kFloat32 || rows < 1 || rows > kMaxClusterLinearRows) return false;
-  if (epilogue == LinearEpilogue::kSwiGlu) return false;
-  return ShapeFor(K, N).columns != 0;
+  return SupportsRowsOf(dtype, epilogue, rows) && ShapeFor(K, N).columns != 0;
 }
 
 cudaError_t LaunchClusterLinear(KernelDType dtype, LinearEpilogue epilogue, const void* x,
                                 const void* norm_weight, const void* norm_bias, float eps,
                                 const void* weight, const void* bias, void* out, int rows,
                                 int K, int N, cudaStream_t stream) {
-  if (!ClusterLinearSupports(dtype, epilogue, rows, K, N)) return cudaErrorInvalidValue;
+  // ClusterLinearSupports, with the shape found once.
+  if (!SupportsRowsOf(dtype, epilogue, rows)) return cudaErrorInvalidValue;
+  const Shape shape = ShapeFor(K, N);
+  if (shape.columns == 0) return cudaErrorInvalidValue;
   // The LayerNorm takes both pointers (LaunchFusedLinear's rule); one alone is an error.
   const bool norm = norm_weight != nullptr && norm_bias != nullptr;
   if ((norm_weight != nullptr) != (norm_bias != nullptr)) return cudaErrorInvalidValue;
   if (norm && epilogue == LinearEpilogue::kBiasResidual) return cudaErrorInvalidValue;
-  const Shape shape = ShapeFor(K, N);
   auto typed = [&](auto type) -> cudaError_t {
     using T = typename decltype(type)::type;
     if constexpr (std::is_same_v<T, float>) {

@@ -10,8 +10,7 @@ namespace tandem {
 namespace {
 
 // Launches the fused linear kernel (up to kMaxFusedRows rows), or with
-// `cluster` from kMinClusterLinearRows rows the cluster kernel where it
-// applies, which writes `out`.
+// `cluster` the cluster kernel where it applies, which writes `out`.
 void Linear(LinearEpilogue epilogue, const at::Tensor& x, const FusedNorm* norm,
             const at::Tensor& weight_nk, const at::Tensor* bias, bool cluster, at::Tensor& out) {
   CheckVectorLoads({&x, &weight_nk}, "fused linear");
@@ -19,7 +18,7 @@ void Linear(LinearEpilogue epilogue, const at::Tensor& x, const FusedNorm* norm,
   const KernelDType dtype = KernelDTypeOf(x.scalar_type());
   const int rows = static_cast<int>(x.size(0)), K = static_cast<int>(x.size(1)),
             N = static_cast<int>(weight_nk.size(0));
-  if (cluster && rows >= kMinClusterLinearRows && bias != nullptr &&
+  if (cluster && bias != nullptr &&
       ClusterLinearSupports(dtype, epilogue, rows, K, N)) {
     CheckVectorLoads({&out, bias}, "cluster linear");
     CheckCuda(LaunchClusterLinear(dtype, epilogue, x.data_ptr(),
@@ -102,11 +101,31 @@ bool FusedDecodeSupports(at::ScalarType dtype, int64_t channels, int64_t inner,
          inner % vector == 0;
 }
 
+bool ClusterLayerSupports(at::ScalarType dtype, int64_t channels, int64_t inner) {
+  // KernelDTypeOf throws for other dtypes: only asked for fp16 / bf16.
+  if (dtype != at::kHalf && dtype != at::kBFloat16) return false;
+  const KernelDType kernel_dtype = KernelDTypeOf(dtype);
+  const int C = static_cast<int>(channels), I = static_cast<int>(inner);
+  const struct {
+    LinearEpilogue epilogue;
+    int K, N;
+  } projections[] = {{LinearEpilogue::kBias, C, 3 * C},
+                     {LinearEpilogue::kBiasResidual, C, C},
+                     {LinearEpilogue::kBiasGelu, C, I},
+                     {LinearEpilogue::kBiasResidual, I, C}};
+  for (const auto& p : projections) {
+    if (!ClusterLinearSupports(kernel_dtype, p.epilogue, kMaxClusterLinearRows, p.K, p.N)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 at::Tensor NormLinear(const at::Tensor& x, const FusedNorm& norm, const at::Tensor& weight_nk,
-                      const at::Tensor& bias, bool gelu) {
+                      const at::Tensor& bias, bool gelu, bool cluster) {
   at::Tensor out = at::empty({x.size(0), weight_nk.size(0)}, x.options());
   Linear(gelu ? LinearEpilogue::kBiasGelu : LinearEpilogue::kBias, x, &norm, weight_nk, &bias,
-         /*cluster=*/true, out);
+         cluster, out);
   return out;
 }
 

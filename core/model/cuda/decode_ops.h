@@ -52,6 +52,12 @@ bool AttentionKernelSupports(at::ScalarType dtype, int64_t head_dim, int64_t gro
 bool FusedDecodeSupports(at::ScalarType dtype, int64_t channels, int64_t inner,
                          int64_t head_dim);
 
+// Whether the cluster kernel (ClusterLinearSupports) takes all four
+// projections of a GPT-2 layer of this dtype and shape: channels -> 3 x
+// channels and channels -> inner after a LayerNorm, channels -> channels
+// and inner -> channels with the residual add. fp16 / bf16 only.
+bool ClusterLayerSupports(at::ScalarType dtype, int64_t channels, int64_t inner);
+
 // The LayerNorm that precedes a projection, fused into it.
 struct FusedNorm {
   const at::Tensor& weight;  // [K]
@@ -59,17 +65,14 @@ struct FusedNorm {
   double eps;
 };
 
-// Rows from which NormLinear (and LinearAddResidual when asked) take the
-// cluster kernel (LaunchClusterLinear: fp16 / bf16, up to
-// kMaxClusterLinearRows rows) where it supports the shape; below, and for
-// fp32, the fused linear kernel (one warp per output column).
-inline constexpr int kMinClusterLinearRows = 3;
-
 // x [B, K] -> [B, N] = T(layer_norm(x) @ weight_nk^T + bias), with GELU (tanh)
-// when `gelu`. weight_nk [N, K] contiguous. B <= kMaxFusedRows, or where
-// ClusterLinearSupports, B <= kMaxClusterLinearRows.
+// when `gelu`. weight_nk [N, K] contiguous. With `cluster` on the cluster
+// kernel (LaunchClusterLinear: fp16 / bf16, B <= kMaxClusterLinearRows)
+// where ClusterLinearSupports the shape, else on the fused linear kernel
+// (one warp per output column, B <= kMaxFusedRows). Which batches ask for
+// the cluster kernel is the decoder's choice (Gpt2FusedDecoder: 3-8 rows).
 at::Tensor NormLinear(const at::Tensor& x, const FusedNorm& norm, const at::Tensor& weight_nk,
-                      const at::Tensor& bias, bool gelu);
+                      const at::Tensor& bias, bool gelu, bool cluster);
 
 // [B, N] = T(x @ weight_nk^T + bias) for x [B, K], B <= kMaxFusedRows, with
 // no norm (one warp per output column: the GEMV path for small batches).

@@ -7,7 +7,6 @@
 #include <c10/cuda/CUDAGuard.h>
 
 #include "core/model/cuda/cuda_support.h"
-#include "core/model/cuda/decode_kernels.h"
 #include "core/model/cuda/decode_ops.h"
 #include "core/model/cuda/prefill_attention.h"
 
@@ -34,20 +33,7 @@ Gpt2FusedDecoder::Gpt2FusedDecoder(Gpt2Config config, Gpt2Weights weights)
   attention_kernel_ = AttentionKernelSupports(dtype, c.head_dim());
   prefill_kernel_ = PrefillAttentionSupports(dtype, c.head_dim());
   fused_decode_ = FusedDecodeSupports(dtype, c.n_embd, c.inner_size(), c.head_dim());
-  const bool half = dtype == at::kHalf || dtype == at::kBFloat16;
-  // KernelDTypeOf throws for other dtypes: only asked for fp16 / bf16.
-  const KernelDType kernel_dtype = half ? KernelDTypeOf(dtype) : KernelDType::kFloat32;
-  const int C = static_cast<int>(c.n_embd), inner = static_cast<int>(c.inner_size());
-  cluster_decode_ =
-      fused_decode_ && half &&
-      ClusterLinearSupports(kernel_dtype, LinearEpilogue::kBias, kMaxClusterLinearRows, C,
-                            3 * C) &&
-      ClusterLinearSupports(kernel_dtype, LinearEpilogue::kBiasResidual, kMaxClusterLinearRows,
-                            C, C) &&
-      ClusterLinearSupports(kernel_dtype, LinearEpilogue::kBiasGelu, kMaxClusterLinearRows, C,
-                            inner) &&
-      ClusterLinearSupports(kernel_dtype, LinearEpilogue::kBiasResidual, kMaxClusterLinearRows,
-                            inner, C);
+  cluster_decode_ = fused_decode_ && ClusterLayerSupports(dtype, c.n_embd, c.inner_size());
   if (FusesMixedSteps()) {
     side_ = std::make_unique<SideStream>(model_.weights().wte.device().index());
   }
@@ -220,14 +206,17 @@ void Gpt2FusedDecoder::FusedLayer(int64_t i, const LayerInputs& in, at::Tensor& 
   const Gpt2LayerWeights& w = model_.weights().layers[i];
   const int64_t B = x.size(0), C = config.n_embd, H = config.n_head, D = config.head_dim();
   const double eps = config.layer_norm_epsilon;
+  // Above kMaxGpt2FusedRows this layer runs only with cluster_decode_
+  // (UsesFusedDecode), its four projections on the cluster kernel.
+  const bool cluster = cluster_decode_ && B > kMaxGpt2FusedRows;
   const at::Tensor qkv = NormLinear(x, {w.ln_1_weight, w.ln_1_bias, eps}, w.attn_weight.t(),
-                                    w.attn_bias, /*gelu=*/false)
+                                    w.attn_bias, /*gelu=*/false, cluster)
                              .view({B, 3, H, D});
   LinearAddResidual(Attention(i, qkv, in).view({B, C}), w.attn_proj_weight.t(), w.attn_proj_bias,
-                    /*cluster=*/true, x);
+                    cluster, x);
   const at::Tensor inner = NormLinear(x, {w.ln_2_weight, w.ln_2_bias, eps}, w.mlp_fc_weight.t(),
-                                      w.mlp_fc_bias, /*gelu=*/true);
-  LinearAddResidual(inner, w.mlp_proj_weight.t(), w.mlp_proj_bias, /*cluster=*/true, x);
+                                      w.mlp_fc_bias, /*gelu=*/true, cluster);
+  LinearAddResidual(inner, w.mlp_proj_weight.t(), w.mlp_proj_bias, cluster, x);
 }
 
 void Gpt2FusedDecoder::BatchedLayer(int64_t i, const AttendFn& attend, at::Tensor& x,
