@@ -37,11 +37,19 @@ Gpt2FusedDecoder::Gpt2FusedDecoder(Gpt2Config config, Gpt2Weights weights)
   if (FusesMixedSteps()) {
     side_ = std::make_unique<SideStream>(model_.weights().wte.device().index());
   }
+  if (fused_decode_) {
+    halves_ = std::make_unique<SideStream>(model_.weights().wte.device().index());
+  }
 }
 
 bool Gpt2FusedDecoder::UsesFusedDecode(int64_t rows) const {
   return fused_decode_ &&
          (rows <= kMaxGpt2FusedRows || (cluster_decode_ && rows <= kMaxGpt2ClusterRows));
+}
+
+bool Gpt2FusedDecoder::UsesHalves(int64_t rows) const {
+  return halves_ != nullptr && !UsesFusedDecode(rows) && rows >= kMinGpt2HalvesRows &&
+         rows <= kMaxGpt2HalvesRows;
 }
 
 at::Tensor Gpt2FusedDecoder::PrefillPacked(const PrefillPack& pack, KvCache* cache,
@@ -175,6 +183,7 @@ CausalLm::SlotDecode Gpt2FusedDecoder::Step(const at::Tensor& slots, const at::T
   // [B, C], the residual stream; positions past the context are clamped inside.
   at::Tensor x = EmbedTokens(weights.wte, weights.wpe, index, tokens, positions,
                              cache->max_context() - 1);
+  if (UsesHalves(slots.size(0))) return BatchedHead(HalvesThroughLayers(in, x), greedy);
   at::Tensor h;  // the next LayerNorm's output [B, C] (batched layers), then the final one
   if (!fused) h = LayerNorm(x, {weights.layers[0].ln_1_weight, weights.layers[0].ln_1_bias, eps});
   for (int64_t i = 0; i < config.n_layer; ++i) {
@@ -239,6 +248,39 @@ void Gpt2FusedDecoder::BatchedLayer(int64_t i, const AttendFn& attend, at::Tenso
   h = ResidualLayerNorm(
       x, BatchedLinear(inner, w.mlp_proj_weight, w.mlp_proj_bias, /*gelu=*/false),
       {norm_weight, norm_bias, eps});
+}
+
+at::Tensor Gpt2FusedDecoder::RowsThroughLayers(int64_t begin, int64_t length,
+                                               const LayerInputs& in, at::Tensor& x) const {
+  const Gpt2Config& config = model_.config();
+  const Gpt2LayerWeights& first = model_.weights().layers[0];
+  const at::Tensor slots = in.slots.narrow(0, begin, length);
+  const at::Tensor positions = in.by_slot ? in.positions : in.positions.narrow(0, begin, length);
+  const LayerInputs rows{slots, positions, in.by_slot, in.cache};
+  at::Tensor x_rows = x.narrow(0, begin, length);  // contiguous: whole rows
+  at::Tensor h = LayerNorm(x_rows, {first.ln_1_weight, first.ln_1_bias, config.layer_norm_epsilon});
+  for (int64_t i = 0; i < config.n_layer; ++i) {
+    BatchedLayer(
+        i, [&](int64_t layer, const at::Tensor& qkv) { return Attention(layer, qkv, rows); },
+        x_rows, h);
+  }
+  return h;
+}
+
+at::Tensor Gpt2FusedDecoder::HalvesThroughLayers(const LayerInputs& in, at::Tensor& x) const {
+  const int64_t B = x.size(0), half = B / 2;
+  // The halves write disjoint rows of x and their own slots' K/V. The side
+  // half's tensors are its stream's; x, slots and positions (the current
+  // stream's) outlive the Join.
+  halves_->Fork();
+  at::Tensor second;
+  {
+    c10::cuda::CUDAStreamGuard on_side(halves_->stream());
+    second = RowsThroughLayers(half, B - half, in, x);
+  }
+  const at::Tensor first = RowsThroughLayers(0, half, in, x);
+  halves_->Join();
+  return at::cat({first, second});
 }
 
 at::Tensor Gpt2FusedDecoder::Attention(int64_t i, const at::Tensor& qkv, const LayerInputs& in,

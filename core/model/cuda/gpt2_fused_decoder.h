@@ -28,7 +28,9 @@ namespace tandem {
 // head of the larger batches. Larger batches: the same embedding and attention
 // kernels with cuBLAS projections (bias and GELU in their epilogues), each
 // residual add fused with the LayerNorm after it (one kernel), and the LM
-// head on its rows padded to a multiple of 128 (Gpt2Model). Prefill runs
+// head on its rows padded to a multiple of 128 (Gpt2Model); from
+// kMinGpt2HalvesRows to kMaxGpt2HalvesRows rows the two halves of the batch
+// run their layers on two streams at once, joined before the LM head. Prefill runs
 // the larger batches' layer over the whole pack (the embedding kernel,
 // cuBLAS projections, residual adds fused with the LayerNorms) with the
 // packed-prefill attention kernel.
@@ -54,6 +56,19 @@ inline constexpr int64_t kMaxGpt2FusedRows = 2;
 // (docs/results/bench/2026-12-02-h200-cluster-linear/). Mixed steps (decode
 // rows beside a prefill) keep the batched layer at every size, so a row's
 // logits can differ by summation order between the two kinds of step.
+//
+// The batches whose two halves run the layers beside each other (the second
+// half on a side stream): each half's kernels are as latency-bound as the
+// whole batch's, so two chains overlap some of them. GPT-2 small bf16 on an
+// H200, double-buffered + graphs, against one chain in two calls
+// (2026-12-02): 32 rows 507.0 / 506.0 vs 518.1 / 518.6 us, 64 rows 594.0 /
+// 591.6 vs 605.8 / 605.1, 128 rows 770.7 / 769.8 vs 784.4 / 784.0; 256 rows
+// 1,062.1 / 1,060.7 vs 1,059.1 / 1,057.8 (no gain); four chains of quarters
+// were slower at every size (64 rows 807 us): the chains' kernels fill the
+// multiprocessors and wait for each other
+// (docs/results/bench/2026-12-02-h200-two-halves/).
+inline constexpr int64_t kMinGpt2HalvesRows = 32;
+inline constexpr int64_t kMaxGpt2HalvesRows = 128;
 inline constexpr int64_t kMaxGpt2ClusterRows = 8;
 
 class Gpt2FusedDecoder : public CausalLm {
@@ -87,6 +102,9 @@ class Gpt2FusedDecoder : public CausalLm {
 
   // Whether a batch of `rows` takes the fused kernels.
   bool UsesFusedDecode(int64_t rows) const;
+  // Whether a batch of `rows` (not on the fused kernels) runs as two halves
+  // on two streams.
+  bool UsesHalves(int64_t rows) const;
   const Gpt2Model& model() const { return model_; }
 
  private:
@@ -117,6 +135,15 @@ class Gpt2FusedDecoder : public CausalLm {
   // input LayerNorm's output, then the next one's (the final LayerNorm
   // after the last layer).
   void BatchedLayer(int64_t i, const AttendFn& attend, at::Tensor& x, at::Tensor& h) const;
+  // Every batched layer over rows [begin, begin + length) of the step's
+  // residual stream x [B, C] (in place), on the current stream: the final
+  // LayerNorm's output [length, C].
+  at::Tensor RowsThroughLayers(int64_t begin, int64_t length, const LayerInputs& in,
+                               at::Tensor& x) const;
+  // The layers of a UsesHalves batch: rows [B / 2, B) on halves_ beside
+  // rows [0, B / 2) on the current stream, joined; the final LayerNorm's
+  // output [B, C].
+  at::Tensor HalvesThroughLayers(const LayerInputs& in, at::Tensor& x) const;
   // The pack's attention in layer i: appends its real tokens' K/V (padding
   // rows stay out of the cache), then each token attends to its slot's
   // positions up to its own. qkv [P, 3, H, D] -> out [P, C] (contiguous),
@@ -137,6 +164,8 @@ class Gpt2FusedDecoder : public CausalLm {
   bool cluster_decode_ = false;    // ... and the cluster kernel's shapes (3-8 rows)
   // Where a mixed step's pack attends (with FusesMixedSteps()).
   std::unique_ptr<SideStream> side_;
+  // Where a step's second half of rows runs its layers (UsesHalves).
+  std::unique_ptr<SideStream> halves_;
 };
 
 }  // namespace tandem
