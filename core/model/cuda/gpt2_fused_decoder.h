@@ -64,8 +64,10 @@ inline constexpr int64_t kMaxGpt2FusedRows = 2;
 // (2026-12-02): 32 rows 507.0 / 506.0 vs 518.1 / 518.6 us, 64 rows 594.0 /
 // 591.6 vs 605.8 / 605.1, 128 rows 770.7 / 769.8 vs 784.4 / 784.0; 256 rows
 // 1,062.1 / 1,060.7 vs 1,059.1 / 1,057.8 (no gain); four chains of quarters
-// were slower at every size (64 rows 807 us): the chains' kernels fill the
-// multiprocessors and wait for each other
+// were slower at every size (64 rows 807 us), and so were halves of a
+// 16-row batch (656 vs 411 us): the chains' kernels fill the
+// multiprocessors and wait for each other; a high-priority side stream
+// changed nothing (64 rows 590.9 / 590.5 vs 589.9 / 591.0)
 // (docs/results/bench/2026-12-02-h200-two-halves/).
 inline constexpr int64_t kMinGpt2HalvesRows = 32;
 inline constexpr int64_t kMaxGpt2HalvesRows = 128;
