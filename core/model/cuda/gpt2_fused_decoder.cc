@@ -269,9 +269,14 @@ at::Tensor Gpt2FusedDecoder::RowsThroughLayers(int64_t begin, int64_t length,
 
 at::Tensor Gpt2FusedDecoder::HalvesThroughLayers(const LayerInputs& in, at::Tensor& x) const {
   const int64_t B = x.size(0), half = B / 2;
-  // The halves write disjoint rows of x and their own slots' K/V. The side
-  // half's tensors are its stream's; x, slots and positions (the current
-  // stream's) outlive the Join.
+  // The halves write disjoint rows of x and their own slots' K/V (padding
+  // rows share the scratch slot, as within one launch). x, slots and
+  // positions (the current stream's) outlive the Join. The side half's
+  // tensors are its stream's: `second`, read by the cat on the current
+  // stream, returns to the side stream's free blocks when the cat is queued;
+  // the next side-stream work that can reuse it comes after the next step's
+  // Fork, which the runner orders after this step's end (each step waits for
+  // the previous one's end event).
   halves_->Fork();
   at::Tensor second;
   {
