@@ -432,6 +432,42 @@ TEST(EngineModesTest, EveryModeGivesTheTokensOfSynchronousEager) {
   }
 }
 
+// 40 requests at once in 40 slots: while 32 or more decode, GPT-2's steps
+// run as two halves on two streams (Gpt2FusedDecoder::UsesHalves), captured
+// in the decode graphs and in the double-buffered pipeline; every mode gives
+// the tokens of synchronous eager (fp32), whose halves run eagerly.
+TEST(EngineModesTest, TwoHalvesGiveTheTokensOfSynchronousEager) {
+  CheckpointDir dir(SmallConfig());
+  std::vector<GenerationRequest> requests;
+  for (int i = 0; i < 40; ++i) {
+    GenerationRequest r;
+    for (int t = 0; t < 3 + (7 * i) % 40; ++t) {
+      r.prompt_token_ids.push_back((89 * i + 11 * t) % 50000);
+    }
+    r.stopping.max_tokens = 20 + i % 7;
+    r.stopping.ignore_eos = true;
+    if (i % 3 == 1) {
+      r.sampling.temperature = 0.8f;
+      r.sampling.top_k = 40;
+      r.sampling.seed = 2000 + i;
+    }
+    requests.push_back(r);
+  }
+  const auto reference = RunAll(dir.path(), false, false, 40, requests, /*waves=*/false);
+  ASSERT_EQ(reference.size(), requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_EQ(reference[i].size(), static_cast<size_t>(requests[i].stopping.max_tokens));
+  }
+  for (auto [pipelined, graphs] : {std::pair{false, true}, std::pair{true, true}}) {
+    const auto tokens = RunAll(dir.path(), pipelined, graphs, 40, requests, /*waves=*/false);
+    ASSERT_EQ(tokens.size(), requests.size());
+    for (size_t i = 0; i < requests.size(); ++i) {
+      EXPECT_EQ(tokens[i], reference[i]) << "request " << i << " pipelined=" << pipelined
+                                         << " graphs=" << graphs;
+    }
+  }
+}
+
 // Packed and chunked prefill in the engine: all requests at once, prompts
 // split into chunks of at most 7 tokens that share steps with decode rows,
 // give every request the tokens it gets alone.
