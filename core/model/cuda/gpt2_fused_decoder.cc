@@ -48,8 +48,8 @@ bool Gpt2FusedDecoder::UsesFusedDecode(int64_t rows) const {
 }
 
 bool Gpt2FusedDecoder::UsesHalves(int64_t rows) const {
-  return halves_ != nullptr && !UsesFusedDecode(rows) && rows >= kMinGpt2HalvesRows &&
-         rows <= kMaxGpt2HalvesRows;
+  static_assert(kMinGpt2HalvesRows > kMaxGpt2ClusterRows, "no halves on the fused kernels");
+  return halves_ != nullptr && rows >= kMinGpt2HalvesRows && rows <= kMaxGpt2HalvesRows;
 }
 
 at::Tensor Gpt2FusedDecoder::PrefillPacked(const PrefillPack& pack, KvCache* cache,
@@ -177,27 +177,19 @@ CausalLm::SlotDecode Gpt2FusedDecoder::Step(const at::Tensor& slots, const at::T
   const Gpt2Config& config = model_.config();
   const Gpt2Weights& weights = model_.weights();
   const double eps = config.layer_norm_epsilon;
-  const bool fused = UsesFusedDecode(slots.size(0));
+  const int64_t B = slots.size(0);
   const LayerInputs in{slots, positions, by_slot, cache};
   const at::Tensor index = by_slot ? slots : at::Tensor();  // how tokens, positions are read
   // [B, C], the residual stream; positions past the context are clamped inside.
   at::Tensor x = EmbedTokens(weights.wte, weights.wpe, index, tokens, positions,
                              cache->max_context() - 1);
-  if (UsesHalves(slots.size(0))) return BatchedHead(HalvesThroughLayers(in, x), greedy);
-  at::Tensor h;  // the next LayerNorm's output [B, C] (batched layers), then the final one
-  if (!fused) h = LayerNorm(x, {weights.layers[0].ln_1_weight, weights.layers[0].ln_1_bias, eps});
-  for (int64_t i = 0; i < config.n_layer; ++i) {
-    if (fused) {
-      FusedLayer(i, in, x);
-    } else {
-      BatchedLayer(
-          i, [&](int64_t layer, const at::Tensor& qkv) { return Attention(layer, qkv, in); }, x,
-          h);
-    }
+  if (!UsesFusedDecode(B)) {
+    return BatchedHead(UsesHalves(B) ? HalvesThroughLayers(in, x) : RowsThroughLayers(0, B, in, x),
+                       greedy);
   }
-  if (!fused) return BatchedHead(h, greedy);
-  h = LayerNorm(x, {weights.ln_f_weight, weights.ln_f_bias, eps});
-  if (slots.size(0) > kMaxGpt2FusedRows) return BatchedHead(h, greedy);
+  for (int64_t i = 0; i < config.n_layer; ++i) FusedLayer(i, in, x);
+  const at::Tensor h = LayerNorm(x, {weights.ln_f_weight, weights.ln_f_bias, eps});
+  if (B > kMaxGpt2FusedRows) return BatchedHead(h, greedy);
   const at::Tensor& head = weights.lm_head.defined() ? weights.lm_head : weights.wte;
   SlotDecode out{LmHeadLogits(h, head)};
   if (greedy) std::tie(out.tokens, out.logprobs) = GreedyTokens(out.logits);

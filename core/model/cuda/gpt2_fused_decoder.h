@@ -56,7 +56,8 @@ inline constexpr int64_t kMaxGpt2FusedRows = 2;
 // (docs/results/bench/2026-12-02-h200-cluster-linear/). Mixed steps (decode
 // rows beside a prefill) keep the batched layer at every size, so a row's
 // logits can differ by summation order between the two kinds of step.
-//
+inline constexpr int64_t kMaxGpt2ClusterRows = 8;
+
 // The batches whose two halves run the layers beside each other (the second
 // half on a side stream): each half's kernels are as latency-bound as the
 // whole batch's, so two chains overlap some of them (a half of 32 or 33 rows
@@ -73,7 +74,6 @@ inline constexpr int64_t kMaxGpt2FusedRows = 2;
 // (docs/results/bench/2026-12-02-h200-two-halves/).
 inline constexpr int64_t kMinGpt2HalvesRows = 32;
 inline constexpr int64_t kMaxGpt2HalvesRows = 128;
-inline constexpr int64_t kMaxGpt2ClusterRows = 8;
 
 class Gpt2FusedDecoder : public CausalLm {
  public:
@@ -141,7 +141,8 @@ class Gpt2FusedDecoder : public CausalLm {
   void BatchedLayer(int64_t i, const AttendFn& attend, at::Tensor& x, at::Tensor& h) const;
   // Every batched layer over rows [begin, begin + length) of the step's
   // residual stream x [B, C] (in place), on the current stream: the final
-  // LayerNorm's output [length, C].
+  // LayerNorm's output [length, C]. The step's batched path (all rows, or
+  // each half).
   at::Tensor RowsThroughLayers(int64_t begin, int64_t length, const LayerInputs& in,
                                at::Tensor& x) const;
   // The layers of a UsesHalves batch: rows [B / 2, B) on halves_ beside
