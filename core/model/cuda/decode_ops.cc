@@ -178,15 +178,17 @@ at::Tensor BatchedLinear(const at::Tensor& h, const at::Tensor& weight_kn, const
   return at::addmm(bias, h, weight_kn);
 }
 
-at::Tensor ResidualLayerNorm(at::Tensor& x, const at::Tensor& residual, const FusedNorm& norm) {
+at::Tensor ResidualLayerNorm(at::Tensor& x, const at::Tensor& residual, const FusedNorm& norm,
+                             const at::Tensor& into) {
   CheckVectorLoads({&x, &norm.weight, &norm.bias}, "LayerNorm");
-  if (residual.defined()) {
-    CheckVectorLoads({&residual}, "LayerNorm");
-    if (!residual.sizes().equals(x.sizes())) {
-      throw std::invalid_argument("LayerNorm: the residual must have x's shape");
+  for (const at::Tensor* t : {&residual, &into}) {
+    if (!t->defined()) continue;
+    CheckVectorLoads({t}, "LayerNorm");
+    if (!t->sizes().equals(x.sizes()) || t->scalar_type() != x.scalar_type()) {
+      throw std::invalid_argument("LayerNorm: the residual and the output must have x's shape");
     }
   }
-  at::Tensor out = at::empty_like(x);
+  at::Tensor out = into.defined() ? into : at::empty_like(x);
   CheckCuda(LaunchLayerNorm(KernelDTypeOf(x.scalar_type()), x.data_ptr(),
                             residual.defined() ? residual.data_ptr() : nullptr,
                             norm.weight.data_ptr(), norm.bias.data_ptr(),

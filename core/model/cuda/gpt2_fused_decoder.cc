@@ -221,7 +221,7 @@ void Gpt2FusedDecoder::FusedLayer(int64_t i, const LayerInputs& in, at::Tensor& 
 }
 
 void Gpt2FusedDecoder::BatchedLayer(int64_t i, const AttendFn& attend, at::Tensor& x,
-                                    at::Tensor& h) const {
+                                    at::Tensor& h, const at::Tensor& h_out) const {
   const Gpt2Config& config = model_.config();
   const Gpt2Weights& weights = model_.weights();
   const Gpt2LayerWeights& w = weights.layers[i];
@@ -239,11 +239,12 @@ void Gpt2FusedDecoder::BatchedLayer(int64_t i, const AttendFn& attend, at::Tenso
   const at::Tensor& norm_bias = last ? weights.ln_f_bias : weights.layers[i + 1].ln_1_bias;
   h = ResidualLayerNorm(
       x, BatchedLinear(inner, w.mlp_proj_weight, w.mlp_proj_bias, /*gelu=*/false),
-      {norm_weight, norm_bias, eps});
+      {norm_weight, norm_bias, eps}, h_out);
 }
 
 at::Tensor Gpt2FusedDecoder::RowsThroughLayers(int64_t begin, int64_t length,
-                                               const LayerInputs& in, at::Tensor& x) const {
+                                               const LayerInputs& in, at::Tensor& x,
+                                               const at::Tensor& out) const {
   const Gpt2Config& config = model_.config();
   const Gpt2LayerWeights& first = model_.weights().layers[0];
   const at::Tensor slots = in.slots.narrow(0, begin, length);
@@ -254,30 +255,26 @@ at::Tensor Gpt2FusedDecoder::RowsThroughLayers(int64_t begin, int64_t length,
   for (int64_t i = 0; i < config.n_layer; ++i) {
     BatchedLayer(
         i, [&](int64_t layer, const at::Tensor& qkv) { return Attention(layer, qkv, rows); },
-        x_rows, h);
+        x_rows, h, i + 1 == config.n_layer ? out : at::Tensor());
   }
   return h;
 }
 
 at::Tensor Gpt2FusedDecoder::HalvesThroughLayers(const LayerInputs& in, at::Tensor& x) const {
   const int64_t B = x.size(0), half = B / 2;
-  // The halves write disjoint rows of x and their own slots' K/V (padding
-  // rows share the scratch slot, as within one launch). x, slots and
-  // positions (the current stream's) outlive the Join. The side half's
-  // tensors are its stream's: `second`, read by the cat on the current
-  // stream, returns to the side stream's free blocks when the cat is queued;
-  // the next side-stream work that can reuse it comes after the next step's
-  // Fork, which the runner orders after this step's end (each step waits for
-  // the previous one's end event).
+  // The halves write disjoint rows of x, of h and their own slots' K/V
+  // (padding rows share the scratch slot, as within one launch). x, h,
+  // slots and positions (the current stream's) outlive the Join. The side
+  // half's other tensors are its stream's and die within its layers.
+  const at::Tensor h = at::empty_like(x);  // [B, C]: the final LayerNorm's output
   halves_->Fork();
-  at::Tensor second;
   {
     c10::cuda::CUDAStreamGuard on_side(halves_->stream());
-    second = RowsThroughLayers(half, B - half, in, x);
+    RowsThroughLayers(half, B - half, in, x, h.narrow(0, half, B - half));
   }
-  const at::Tensor first = RowsThroughLayers(0, half, in, x);
+  RowsThroughLayers(0, half, in, x, h.narrow(0, 0, half));
   halves_->Join();
-  return at::cat({first, second});
+  return h;
 }
 
 at::Tensor Gpt2FusedDecoder::Attention(int64_t i, const at::Tensor& qkv, const LayerInputs& in,

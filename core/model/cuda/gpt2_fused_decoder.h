@@ -137,17 +137,19 @@ class Gpt2FusedDecoder : public CausalLm {
   // projections, `attend`, each residual add fused with the LayerNorm after
   // it; in place on the residual stream x [R, C]. h [R, C] is the layer's
   // input LayerNorm's output, then the next one's (the final LayerNorm
-  // after the last layer).
-  void BatchedLayer(int64_t i, const AttendFn& attend, at::Tensor& x, at::Tensor& h) const;
+  // after the last layer), written into `h_out` ([R, C]) where that is
+  // defined.
+  void BatchedLayer(int64_t i, const AttendFn& attend, at::Tensor& x, at::Tensor& h,
+                    const at::Tensor& h_out = at::Tensor()) const;
   // Every batched layer over rows [begin, begin + length) of the step's
   // residual stream x [B, C] (in place), on the current stream: the final
-  // LayerNorm's output [length, C]. The step's batched path (all rows, or
-  // each half).
+  // LayerNorm's output [length, C], into `out` where that is defined. The
+  // step's batched path (all rows, or each half).
   at::Tensor RowsThroughLayers(int64_t begin, int64_t length, const LayerInputs& in,
-                               at::Tensor& x) const;
+                               at::Tensor& x, const at::Tensor& out = at::Tensor()) const;
   // The layers of a UsesHalves batch: rows [B / 2, B) on halves_ beside
   // rows [0, B / 2) on the current stream, joined; the final LayerNorm's
-  // output [B, C].
+  // output [B, C], each half writing its own rows of it.
   at::Tensor HalvesThroughLayers(const LayerInputs& in, at::Tensor& x) const;
   // The pack's attention in layer i: appends its real tokens' K/V (padding
   // rows stay out of the cache), then each token attends to its slot's
