@@ -185,7 +185,8 @@ at::Tensor ResidualLayerNorm(at::Tensor& x, const at::Tensor& residual, const Fu
     if (!t->defined()) continue;
     CheckVectorLoads({t}, "LayerNorm");
     if (!t->sizes().equals(x.sizes()) || t->scalar_type() != x.scalar_type()) {
-      throw std::invalid_argument("LayerNorm: the residual and the output must have x's shape");
+      throw std::invalid_argument(
+          "LayerNorm: the residual and the output must have x's shape and dtype");
     }
   }
   at::Tensor out = into.defined() ? into : at::empty_like(x);

@@ -101,10 +101,10 @@ void LinearAddResidual(const at::Tensor& x, const at::Tensor& weight_nk, const a
 at::Tensor LayerNorm(const at::Tensor& x, const FusedNorm& norm);
 // The same after x = T(x + residual) in place (residual [B, C], or
 // undefined for none): a residual add and the LayerNorm after it in one
-// kernel. Into `out` ([B, C], contiguous) where it is defined, else a new
-// tensor; returns it.
+// kernel. Writes `into` ([B, C], contiguous, x's dtype) where it is
+// defined, else a new tensor; returns what it wrote.
 at::Tensor ResidualLayerNorm(at::Tensor& x, const at::Tensor& residual, const FusedNorm& norm,
-                             const at::Tensor& out = at::Tensor());
+                             const at::Tensor& into = at::Tensor());
 
 // float32 [B, N] = float(T(x @ weight_nk^T)): the LM head's logits.
 at::Tensor LmHeadLogits(const at::Tensor& x, const at::Tensor& weight_nk);
