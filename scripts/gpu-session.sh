@@ -59,6 +59,9 @@
 #   linearbench  tandem-linear-bench: GPT-2 small's four projections at 16-256 rows, cuBLASLt's
 #              first heuristic choice (what at::addmm runs) vs every algorithm it offers, the
 #              skinny kernel and the cluster kernel (with and without the LayerNorm)
+#   linearsurvey  tandem-linear-bench with LINEAR_BENCH_SURVEY=1: every cuBLASLt algorithm and tile
+#              for GPT-2 small's four projections at SURVEY_ROWS (32,64,128,256), timed, and
+#              whether cuBLAS launches it with programmatic dependent launch (its graph edges)
 #   linearncu  Nsight Compute's occupancy, warp-state, scheduler, memory and source sections
 #              for each cluster-kernel projection of tandem-linear-bench at LINEARNCU_ROWS (64)
 #   prevbench  the bench step on the previous build: the tree in .prev/ (made here with
@@ -208,6 +211,13 @@ Issued Warp|No Eligible|Eligible Warps|Active Warps|Warp Cycles Per Issued|Block
       $bin/tandem-gemv-bench "$OUT/gemv-bench.jsonl" 2>&1 | tee "$OUT/gemv-bench.txt" ;;
     linearbench)
       $bin/tandem-linear-bench "$OUT/linear-bench.jsonl" 2>&1 | tee "$OUT/linear-bench.txt" ;;
+    linearsurvey)
+      LINEAR_BENCH_SURVEY=1 LINEAR_BENCH_ROWS=${SURVEY_ROWS:-32,64,128,256} \
+          $bin/tandem-linear-bench "$OUT/linear-survey.jsonl" > "$OUT/linear-survey.txt" 2>&1
+      grep "^##" "$OUT/linear-survey.txt" | cut -c1-240
+      # The kernels cuBLAS launched programmatically (every edge into them).
+      awk '$1 != "##" && $1 != "shape" { split($6, e, "/"); if (e[1] > 0 && e[1] == e[2]) print $7 }' \
+          "$OUT/linear-survey.txt" | sort | uniq -c | sort -rn | head -20 ;;
     linearncu)
       # Each cluster kernel of tandem-linear-bench launched once at LINEARNCU_ROWS rows
       # (default 64): plain Q/K/V, out, fc, proj, then Q/K/V and fc with the LayerNorm.

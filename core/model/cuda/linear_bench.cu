@@ -26,14 +26,29 @@
 // LINEAR_BENCH_ROWS=16,64 picks the row counts (default 16,32,64,128,256);
 // LINEAR_BENCH_ONCE=1 launches each kernel once and times nothing (for
 // Nsight Compute: gpu-session.sh linearncu).
+//
+// LINEAR_BENCH_SURVEY=1 (gpu-session.sh linearsurvey) asks instead which
+// cuBLASLt algorithms cuBLAS launches with programmatic dependent launch: for
+// every algorithm id cuBLASLt has for the problem, each tile it offers (the
+// first stage count cublasLtMatmulAlgoCheck accepts), it times the 12-layer
+// graph and reads the captured graph's edges into the GEMM kernel (a
+// programmatic edge: cuBLAS launched it with programmatic stream
+// serialization, so the kernel waits for its predecessor itself and could
+// start before the step's previous kernel ends; the heuristic's nvjet GEMMs
+// get full edges, docs/results/bench/2026-12-02-h200-cublas-edges/). One line
+// per candidate, then per problem the first choice, the fastest, and the
+// fastest launched with programmatic edges.
 #include <cublasLt.h>
+#include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -71,6 +86,82 @@ void CheckLt(cublasStatus_t s, const char* what) {
 // Microseconds per launch of `body` (kLayers launches), as a replayed graph.
 double TimeLayers(cudaStream_t stream, const std::function<void()>& body) {
   return tandem::bench::GraphMicroseconds(stream, body, kReplays) / kLayers;
+}
+
+// A driver API function by name (the bench links only the runtime).
+template <typename F>
+F DriverEntry(const char* symbol) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion(symbol, &fn, 12030, cudaEnableDefault, &found) !=
+          cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    return nullptr;
+  }
+  return reinterpret_cast<F>(fn);
+}
+
+// The kernel a graph node launches, by name ("?" where the driver cannot say).
+std::string KernelName(cudaGraphNode_t node) {
+  using GetParams = CUresult (*)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS_v2*);
+  using FuncName = CUresult (*)(const char**, CUfunction);
+  using KernelGetName = CUresult (*)(const char**, CUkernel);
+  static const auto get_params = DriverEntry<GetParams>("cuGraphKernelNodeGetParams");
+  static const auto func_name = DriverEntry<FuncName>("cuFuncGetName");
+  static const auto kernel_name = DriverEntry<KernelGetName>("cuKernelGetName");
+  CUDA_KERNEL_NODE_PARAMS_v2 params{};
+  if (get_params == nullptr || get_params(node, &params) != CUDA_SUCCESS) return "?";
+  const char* name = nullptr;
+  if (params.func != nullptr && func_name != nullptr) func_name(&name, params.func);
+  if (name == nullptr && params.kern != nullptr && kernel_name != nullptr) {
+    kernel_name(&name, params.kern);
+  }
+  return name != nullptr ? name : "?";
+}
+
+// What stream capture of `body` records about its first kernel's launches:
+// that kernel's name, how many kernel -> it edges the graph has, and how
+// many of them are programmatic.
+struct LaunchEdges {
+  std::string kernel;
+  int edges = 0, programmatic = 0;
+};
+
+LaunchEdges CapturedEdges(cudaStream_t stream, const std::function<void()>& body) {
+  cudaGraph_t graph;
+  Check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "capture");
+  body();
+  Check(cudaStreamEndCapture(stream, &graph), "end capture");
+  size_t count = 0;
+  Check(cudaGraphGetNodes(graph, nullptr, &count), "nodes");
+  std::vector<cudaGraphNode_t> nodes(count);
+  Check(cudaGraphGetNodes(graph, nodes.data(), &count), "nodes");
+  LaunchEdges out;
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type{};
+    Check(cudaGraphNodeGetType(node, &type), "node type");
+    if (type != cudaGraphNodeTypeKernel) continue;
+    size_t parents = 0;
+    Check(cudaGraphNodeGetDependencies(node, nullptr, nullptr, &parents), "dependencies");
+    if (parents == 0) out.kernel = KernelName(node);  // the first launch
+  }
+  Check(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &count), "edges");
+  std::vector<cudaGraphNode_t> from(count), to(count);
+  std::vector<cudaGraphEdgeData> data(count);
+  Check(cudaGraphGetEdges(graph, from.data(), to.data(), data.data(), &count), "edges");
+  for (size_t i = 0; i < count; ++i) {
+    cudaGraphNodeType from_type{}, to_type{};
+    Check(cudaGraphNodeGetType(from[i], &from_type), "node type");
+    Check(cudaGraphNodeGetType(to[i], &to_type), "node type");
+    if (from_type != cudaGraphNodeTypeKernel || to_type != cudaGraphNodeTypeKernel ||
+        KernelName(to[i]) != out.kernel) {
+      continue;
+    }
+    ++out.edges;
+    if (data[i].type == cudaGraphDependencyTypeProgrammatic) ++out.programmatic;
+  }
+  cudaGraphDestroy(graph);
+  return out;
 }
 
 // One problem: out [M, N] = act(x [M, K] w_l[N, K]^T + b_l) for 12 layers l,
@@ -139,6 +230,48 @@ class Problem {
 
   int candidates() const { return static_cast<int>(results_.size()); }
 
+  // Appends to the candidates every algorithm id cuBLASLt has for these
+  // types, at each tile it offers with the first stage count
+  // cublasLtMatmulAlgoCheck accepts (or its defaults where it lists none).
+  void AppendEveryAlgorithm() {
+    constexpr int kMaxIds = 256;
+    int ids[kMaxIds], id_count = 0;
+    CheckLt(cublasLtMatmulAlgoGetIds(lt_, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_16BF,
+                                     CUDA_R_16BF, CUDA_R_16BF, CUDA_R_16BF, kMaxIds, ids,
+                                     &id_count),
+            "algorithm ids");
+    for (int k = 0; k < id_count; ++k) {
+      cublasLtMatmulAlgo_t algo;
+      if (cublasLtMatmulAlgoInit(lt_, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_16BF, CUDA_R_16BF,
+                                 CUDA_R_16BF, CUDA_R_16BF, ids[k], &algo) !=
+          CUBLAS_STATUS_SUCCESS) {
+        continue;
+      }
+      const std::vector<uint32_t> tiles = Capabilities(algo, CUBLASLT_ALGO_CAP_TILE_IDS);
+      const std::vector<uint32_t> stages = Capabilities(algo, CUBLASLT_ALGO_CAP_STAGES_IDS);
+      for (size_t t = 0; t < std::max<size_t>(tiles.size(), 1); ++t) {
+        if (!tiles.empty()) {
+          cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tiles[t],
+                                               sizeof(tiles[t]));
+        }
+        for (size_t g = 0; g < std::max<size_t>(stages.size(), 1); ++g) {
+          if (!stages.empty()) {
+            cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_STAGES_ID,
+                                                 &stages[g], sizeof(stages[g]));
+          }
+          cublasLtMatmulHeuristicResult_t result{};
+          if (cublasLtMatmulAlgoCheck(lt_, op_, a_, b_, d_, d_, &algo, &result) ==
+                  CUBLAS_STATUS_SUCCESS &&
+              result.workspaceSize <= kWorkspace) {
+            result.algo = algo;
+            results_.push_back(result);
+            break;  // this tile's first stage count that runs
+          }
+        }
+      }
+    }
+  }
+
   // Launches candidate i on layer l.
   void Run(int i, int l, cudaStream_t stream) {
     SetBias(l);
@@ -186,6 +319,20 @@ class Problem {
           "cluster linear");
   }
 
+  // The uint32_t list capability `what` of `algo` (empty where it has none).
+  static std::vector<uint32_t> Capabilities(const cublasLtMatmulAlgo_t& algo,
+                                            cublasLtMatmulAlgoCapAttributes_t what) {
+    size_t bytes = 0;
+    if (cublasLtMatmulAlgoCapGetAttribute(&algo, what, nullptr, 0, &bytes) !=
+            CUBLAS_STATUS_SUCCESS ||
+        bytes == 0) {
+      return {};
+    }
+    std::vector<uint32_t> values(bytes / sizeof(uint32_t));
+    cublasLtMatmulAlgoCapGetAttribute(&algo, what, values.data(), bytes, &bytes);
+    return values;
+  }
+
   void SetBias(int l) {
     CheckLt(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &biases_[l],
                                            sizeof(biases_[l])),
@@ -218,6 +365,70 @@ std::vector<int> RowCounts() {
   return rows;
 }
 
+// LINEAR_BENCH_SURVEY: every algorithm of every problem, with the edges
+// stream capture gives its launches (see the top of the file).
+void Survey(cublasLtHandle_t lt, cudaStream_t stream, FILE* json) {
+  std::printf("%-5s %5s %5s %-18s %9s %9s  %s\n", "shape", "rows", "cand", "id/tile/sk/stg",
+              "us", "pdl/edge", "kernel");
+  uint32_t seed = 7;
+  for (int rows : RowCounts()) {
+    for (const Shape& shape : kShapes) {
+      Problem p(lt, shape, rows, seed += 1000);
+      if (p.candidates() == 0) continue;  // the heuristic's first choice is the reference
+      p.AppendEveryAlgorithm();
+      p.Run(0, 0, stream);
+      Check(cudaStreamSynchronize(stream), "first");
+      const std::vector<float> reference = p.Output();
+      struct Best {
+        double us = INFINITY;
+        int index = -1;
+        std::string kernel;
+      } first, fastest, fastest_pdl;
+      int valid = 0, pdl = 0;
+      for (int i = 0; i < p.candidates(); ++i) {
+        p.Run(i, 0, stream);
+        if (cudaStreamSynchronize(stream) != cudaSuccess) {
+          std::fprintf(stderr, "candidate %d failed: %s\n", i,
+                       cudaGetErrorString(cudaGetLastError()));
+          std::exit(1);
+        }
+        if (MaxRelDiff(reference, p.Output()) > 2e-2) continue;
+        ++valid;
+        auto body = [&] {
+          for (int l = 0; l < kLayers; ++l) p.Run(i, l, stream);
+        };
+        const double us = TimeLayers(stream, body);
+        const LaunchEdges edges = CapturedEdges(stream, body);
+        const bool programmatic = edges.edges > 0 && edges.programmatic == edges.edges;
+        pdl += programmatic;
+        char config[64];
+        p.Describe(i, config, sizeof(config));
+        std::printf("%-5s %5d %5d %-18s %9.2f %4d/%-4d  %.90s\n", shape.name, rows, i, config,
+                    us, edges.programmatic, edges.edges, edges.kernel.c_str());
+        const Best candidate{us, i, edges.kernel};
+        if (i == 0) first = candidate;
+        if (us < fastest.us) fastest = candidate;
+        if (programmatic && us < fastest_pdl.us) fastest_pdl = candidate;
+      }
+      std::printf("## %s %d rows: %d valid (%d launched programmatically); first %.2f us, "
+                  "fastest %.2f us (%d, %.60s), fastest programmatic %.2f us (%d, %.60s)\n",
+                  shape.name, rows, valid, pdl, first.us, fastest.us, fastest.index,
+                  fastest.kernel.c_str(), fastest_pdl.us, fastest_pdl.index,
+                  fastest_pdl.kernel.c_str());
+      if (json != nullptr) {
+        std::fprintf(json,
+                     "{\"bench\":\"linear_survey\",\"shape\":\"%s\",\"rows\":%d,"
+                     "\"valid\":%d,\"programmatic\":%d,\"first_us\":%.3f,"
+                     "\"fastest_us\":%.3f,\"fastest_kernel\":\"%s\","
+                     "\"fastest_programmatic_us\":%.3f,\"fastest_programmatic_kernel\":\"%s\"}\n",
+                     shape.name, rows, valid, pdl, first.us, fastest.us, fastest.kernel.c_str(),
+                     std::isinf(fastest_pdl.us) ? -1.0 : fastest_pdl.us,
+                     fastest_pdl.kernel.c_str());
+      }
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   FILE* json = argc > 1 ? std::fopen(argv[1], "a") : nullptr;
   const bool once = std::getenv("LINEAR_BENCH_ONCE") != nullptr;
@@ -225,6 +436,11 @@ int main(int argc, char** argv) {
   Check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
   cublasLtHandle_t lt;
   CheckLt(cublasLtCreate(&lt), "cublasLtCreate");
+  if (std::getenv("LINEAR_BENCH_SURVEY") != nullptr) {
+    Survey(lt, stream, json);
+    if (json != nullptr) std::fclose(json);
+    return 0;
+  }
   std::printf("%-5s %5s %11s %11s %9s %-16s %11s %11s %11s %6s\n", "shape", "rows", "first us",
               "best us", "best of", "id/tile/sk/stg", "skinny us", "cluster us", "cl+norm us",
               "algos");
