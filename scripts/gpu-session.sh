@@ -63,7 +63,9 @@
 #              for GPT-2 small's four projections at SURVEY_ROWS (32,64,128,256), timed, and
 #              whether cuBLAS launches it with programmatic dependent launch (its graph edges)
 #   linearncu  Nsight Compute's occupancy, warp-state, scheduler, memory and source sections
-#              for each cluster-kernel projection of tandem-linear-bench at LINEARNCU_ROWS (64)
+#              for each cluster-kernel projection of tandem-linear-bench at LINEARNCU_ROWS (64);
+#              LINEARNCU_KERNELS (a regex, default ClusterLinear) picks other kernels, e.g.
+#              'SkinnyLinear|nvjet|splitK' for the skinny kernel and cuBLAS's first choice
 #   prevbench  the bench step on the previous build: the tree in .prev/ (made here with
 #              `git archive REV | tar -x -C .prev`, carried), built in build-prev
 #   prevllama  the llamabench step on the previous build
@@ -221,13 +223,15 @@ Issued Warp|No Eligible|Eligible Warps|Active Warps|Warp Cycles Per Issued|Block
     linearncu)
       # Each cluster kernel of tandem-linear-bench launched once at LINEARNCU_ROWS rows
       # (default 64): plain Q/K/V, out, fc, proj, then Q/K/V and fc with the LayerNorm.
-      LINEAR_BENCH_ONCE=1 LINEAR_BENCH_ROWS=${LINEARNCU_ROWS:-64} ncu -k regex:ClusterLinear \
+      LINEAR_BENCH_ONCE=1 LINEAR_BENCH_ROWS=${LINEARNCU_ROWS:-64} \
+          ncu -k "regex:${LINEARNCU_KERNELS:-ClusterLinear}" \
           --section SpeedOfLight --section Occupancy --section LaunchStats \
           --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
           --section SourceCounters $bin/tandem-linear-bench > "$OUT/ncu-linear.txt" 2>&1
-      grep -E "ClusterLinearKernel|Duration|Registers Per|Achieved Occupancy|Theoretical Occ|\
-DRAM Throughput|Issued Warp|No Eligible|Warp Cycles Per Issued|Block Limit|Stall|stall" \
-          "$OUT/ncu-linear.txt" | cut -c1-160 | head -150 ;;
+      grep -E "${LINEARNCU_KERNELS:-ClusterLinear}|Duration|SM Active Cycles|Elapsed Cycles|\
+Registers Per|Achieved Occupancy|Theoretical Occ|DRAM Throughput|Issued Warp|No Eligible|\
+Warp Cycles Per Issued|Block Limit|Grid Size|Block Size|Stall|stall" \
+          "$OUT/ncu-linear.txt" | cut -c1-160 | head -${LINEARNCU_LINES:-150} ;;
     llamaprofile)
       # Llama-3.2-1B shape (bf16), N = 1 and 64.
       for n in 1 64; do
