@@ -436,10 +436,12 @@ TEST(EngineModesTest, EveryModeGivesTheTokensOfSynchronousEager) {
 // 40 requests at once in 40 slots: while 32 or more decode, GPT-2's steps
 // run as two halves on two streams (Gpt2FusedDecoder::UsesHalves), captured
 // in the decode graphs and in the double-buffered pipeline; every mode gives
-// the tokens of synchronous eager, whose halves run eagerly. In fp32, and in
-// bf16, where the halves' projections are cuBLAS's nvjet GEMMs, which the
-// decode graphs start early (programmatic edges, CudaRunner): eager runs the
-// same kernels in stream order, so the tokens must be identical.
+// the tokens of synchronous eager, whose halves run eagerly (the same
+// kernels in stream order, so the tokens must be identical). In fp32, and in
+// bf16, where the halves' projections are cuBLAS's nvjet GEMMs: those never
+// wait for their predecessor themselves, so their graph edges must stay full
+// dependencies (made programmatic, every bf16 request's tokens differed:
+// docs/results/bench/2026-12-02-h200-cublas-edges/).
 TEST(EngineModesTest, TwoHalvesGiveTheTokensOfSynchronousEager) {
   CheckpointDir dir(SmallConfig());
   std::vector<GenerationRequest> requests;
