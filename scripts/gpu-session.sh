@@ -221,8 +221,9 @@ Issued Warp|No Eligible|Eligible Warps|Active Warps|Warp Cycles Per Issued|Block
       awk '$1 != "##" && $1 != "shape" { split($6, e, "/"); if (e[1] > 0 && e[1] == e[2]) print $7 }' \
           "$OUT/linear-survey.txt" | sort | uniq -c | sort -rn | head -20 ;;
     linearncu)
-      # Each cluster kernel of tandem-linear-bench launched once at LINEARNCU_ROWS rows
-      # (default 64): plain Q/K/V, out, fc, proj, then Q/K/V and fc with the LayerNorm.
+      # Each kernel of tandem-linear-bench matching LINEARNCU_KERNELS (default: the cluster
+      # kernel's plain Q/K/V, out, fc, proj, then Q/K/V and fc with the LayerNorm) launched
+      # once at LINEARNCU_ROWS rows (default 64).
       LINEAR_BENCH_ONCE=1 LINEAR_BENCH_ROWS=${LINEARNCU_ROWS:-64} \
           ncu -k "regex:${LINEARNCU_KERNELS:-ClusterLinear}" \
           --section SpeedOfLight --section Occupancy --section LaunchStats \

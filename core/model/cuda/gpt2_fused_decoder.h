@@ -60,9 +60,9 @@ inline constexpr int64_t kMaxGpt2ClusterRows = 8;
 
 // The batches whose two halves run the layers beside each other (the second
 // half on a side stream): each half's kernels are as latency-bound as the
-// whole batch's, so two chains overlap some of them (a half of 32 or 33 rows
-// takes the skinny kernel, up to 16 rows, where the whole batch took
-// cuBLAS; larger halves stay on cuBLAS). GPT-2 small bf16 on an
+// whole batch's, so two chains overlap some of them (the 16-row halves of a
+// 32-row batch take the skinny kernel, which runs up to 16 rows, where the
+// whole batch took cuBLAS; larger halves stay on cuBLAS). GPT-2 small bf16 on an
 // H200, double-buffered + graphs, against one chain in two calls
 // (2026-12-02): 32 rows 507.0 / 506.0 vs 518.1 / 518.6 us, 64 rows 594.0 /
 // 591.6 vs 605.8 / 605.1, 128 rows 770.7 / 769.8 vs 784.4 / 784.0; 256 rows
