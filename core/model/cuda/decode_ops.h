@@ -86,6 +86,9 @@ at::Tensor SmallBatchLinear(const at::Tensor& x, const at::Tensor& weight_nk,
 // H200, GPT-2 small bf16, double-buffered + graphs, against cuBLAS in one
 // call (2026-12-01): N=8 543 vs 610 us per step, N=16 402 vs 469, N=32 518
 // vs 512, N=64 789 vs 599; so the kernel takes batches up to 16 rows.
+// Without its shared-memory bank conflicts (2026-12-02) it still loses
+// above: up to 32 rows N=64 615 vs 589 (the halves' 32-row projections),
+// up to 64 rows N=128 952 vs 768.
 inline constexpr int64_t kSkinnyLinearUsedRows = 16;
 at::Tensor BatchedLinear(const at::Tensor& h, const at::Tensor& weight_kn, const at::Tensor& bias,
                          bool gelu);

@@ -54,12 +54,18 @@ __device__ __forceinline__ T Finish(float acc, const T* bias, int n) {
   return kernel::FromFloat<T>(v);
 }
 
-// Dynamic shared memory: x's tiles over a K slice of `chunks` chunks, each
-// row padded by 16 bytes (no bank conflicts between the 8 rows a quad
-// group reads).
+// Dynamic shared memory: x's tiles over a K slice of `chunks` chunks. A row
+// is XStride elements: rows start 64 bytes apart modulo 128, so the 8 lanes
+// of a 16-byte load phase (fragment rows g, g + 1; 16 bytes at 16 t) hit 8
+// different 16-byte bank groups (rows 16 bytes apart, as before, put row g,
+// t + 1 on row g + 1, t's banks: Nsight Compute counted 54 % of the
+// kernel's shared wavefronts excessive).
+__host__ __device__ constexpr int XStride(int chunks) {
+  return chunks * 32 + (chunks % 2 == 0 ? 32 : 0);
+}
 template <typename T>
 size_t SharedBytes(int tiles, int chunks) {
-  return static_cast<size_t>(tiles) * 16 * (chunks * 32 + 8) * sizeof(T);
+  return static_cast<size_t>(tiles) * 16 * XStride(chunks) * sizeof(T);
 }
 
 // x [rows, K], w [N, K], bias [N], out [rows, N]; grid (N / kColumns, 1, S),
@@ -70,7 +76,10 @@ template <typename T, int kTiles, bool kGelu>
 __global__ void __launch_bounds__(kThreads, 2)
 SkinnyLinearKernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
                    T* __restrict__ out, int rows, int K, int N, int chunks) {
-  __shared__ __align__(16) float partial[kKWarps][kTiles * 16][kColumns];  // per K-warp
+  // Per K-warp; rows padded to kPartialStride floats so a warp's float2
+  // stores (rows g, columns 2t) fill 16 distinct 8-byte bank pairs per phase.
+  constexpr int kPartialStride = kColumns + 8;
+  __shared__ __align__(16) float partial[kKWarps][kTiles * 16][kPartialStride];
   __shared__ __align__(16) float sums[kTiles * 16][kColumns];              // the block's
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int column_warp = warp % kColumnWarps, k_warp = warp / kColumnWarps;
@@ -92,7 +101,7 @@ SkinnyLinearKernel(const T* __restrict__ x, const T* __restrict__ w, const T* __
   // asynchronous copies (rows past `rows` zero-filled).
   extern __shared__ __align__(16) unsigned char x_bytes[];
   T* x_tile = reinterpret_cast<T*>(x_bytes);
-  const int stride = width + 8, vectors = width / 8;
+  const int stride = XStride(chunks), vectors = width / 8;
   for (int i = threadIdx.x; i < kTiles * 16 * vectors; i += kThreads) {
     const int r = i / vectors, k = (i % vectors) * 8;
     const bool real = r < rows;
@@ -124,10 +133,9 @@ SkinnyLinearKernel(const T* __restrict__ x, const T* __restrict__ w, const T* __
   const int col = column_warp * 8 + 2 * t;
 #pragma unroll
   for (int m = 0; m < kTiles; ++m) {
-    partial[k_warp][m * 16 + g][col] = acc[m][0];
-    partial[k_warp][m * 16 + g][col + 1] = acc[m][1];
-    partial[k_warp][m * 16 + g + 8][col] = acc[m][2];
-    partial[k_warp][m * 16 + g + 8][col + 1] = acc[m][3];
+    *reinterpret_cast<float2*>(&partial[k_warp][m * 16 + g][col]) = make_float2(acc[m][0], acc[m][1]);
+    *reinterpret_cast<float2*>(&partial[k_warp][m * 16 + g + 8][col]) =
+        make_float2(acc[m][2], acc[m][3]);
   }
   __syncthreads();
   // The K-warps' sums, one element per thread and pass.
