@@ -297,26 +297,8 @@ ClusterLinearKernel(const T* x, const T* __restrict__ norm_weight,
   blocks.Sync();  // every block's partial sums are written
   for (int e = first; e < rows * kGroups; e += splits * kThreads) {
     const int r = e / kGroups, c = (e % kGroups) * 4;
-    // Every block's partial sums read at once (one round trip), then added
-    // in rank order: the same sums in every run.
-    float4 parts[kMaxSplits];
-#pragma unroll
-    for (int s = 0; s < kMaxSplits; ++s) {
-      if (s < splits) {
-        parts[s] =
-            *reinterpret_cast<const float4*>(blocks.Of(partial, s) + r * kPartialStride + c);
-      }
-    }
-    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll
-    for (int s = 0; s < kMaxSplits; ++s) {
-      if (s < splits) {
-        sum.x += parts[s].x;
-        sum.y += parts[s].y;
-        sum.z += parts[s].z;
-        sum.w += parts[s].w;
-      }
-    }
+    const float4 sum = kernel::SumInRankOrder<kMaxSplits>(
+        splits, [&](int s) { return blocks.Of(partial, s) + r * kPartialStride + c; });
     const int n = n0 + c;
     T* o = out + static_cast<size_t>(r) * N + n;
     alignas(8) T result[4];

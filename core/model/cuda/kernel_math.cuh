@@ -1,6 +1,7 @@
 // Device helpers shared by the decode kernels: conversions between the
 // activation type T (float, __half, __nv_bfloat16) and float, 16-byte vector
-// loads and warp reductions. Included by .cu files only.
+// loads, warp reductions, rank-ordered partial sums and launches. Included by
+// .cu files only.
 #ifndef TANDEM_CORE_CUDA_KERNEL_MATH_CUH_
 #define TANDEM_CORE_CUDA_KERNEL_MATH_CUH_
 
@@ -206,6 +207,30 @@ cudaError_t LaunchClustered(bool overlap, unsigned cluster, void (*kernel)(Param
   config.attrs = attribute;
   config.numAttrs = count;
   return cudaLaunchKernelEx(&config, kernel, args...);
+}
+
+// The sum of the float4s at part(0) .. part(count - 1) (count <= kMaxParts;
+// typically one per block of a cluster, in distributed shared memory): all
+// read at once (one round trip), then added in rank order, so every run gives
+// the same sums.
+template <int kMaxParts, typename Part>
+__device__ __forceinline__ float4 SumInRankOrder(int count, Part part) {
+  float4 parts[kMaxParts];
+#pragma unroll
+  for (int s = 0; s < kMaxParts; ++s) {
+    if (s < count) parts[s] = *reinterpret_cast<const float4*>(part(s));
+  }
+  float4 sum = parts[0];
+#pragma unroll
+  for (int s = 1; s < kMaxParts; ++s) {
+    if (s < count) {
+      sum.x += parts[s].x;
+      sum.y += parts[s].y;
+      sum.z += parts[s].z;
+      sum.w += parts[s].w;
+    }
+  }
+  return sum;
 }
 
 template <typename... Params, typename... Args>

@@ -155,28 +155,13 @@ SkinnyLinearKernel(const T* __restrict__ x, const T* __restrict__ w, const T* __
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();  // every block's sums are written
   // Block z finishes 4-column groups z * kThreads + i, stepping by S *
-  // kThreads (rows interleaved over the cluster), every block's sums read
-  // at once (one round trip through distributed shared memory).
+  // kThreads (rows interleaved over the cluster), every block's sums added
+  // in rank order.
   constexpr int kGroups = kColumns / 4;
   for (int e = split * kThreads + threadIdx.x; e < rows * kGroups; e += splits * kThreads) {
     const int r = e / kGroups, c = (e % kGroups) * 4;
-    float4 parts[kMaxSplits];
-#pragma unroll
-    for (int s = 0; s < kMaxSplits; ++s) {
-      if (s < splits) {
-        parts[s] = *reinterpret_cast<const float4*>(cluster.map_shared_rank(&sums[r][c], s));
-      }
-    }
-    float4 sum = parts[0];
-#pragma unroll
-    for (int s = 1; s < kMaxSplits; ++s) {
-      if (s < splits) {
-        sum.x += parts[s].x;
-        sum.y += parts[s].y;
-        sum.z += parts[s].z;
-        sum.w += parts[s].w;
-      }
-    }
+    const float4 sum = kernel::SumInRankOrder<kMaxSplits>(
+        splits, [&](int s) { return cluster.map_shared_rank(&sums[r][c], s); });
     const int n = blockIdx.x * kColumns + c;
     T* o = out + static_cast<size_t>(r) * N + n;
     o[0] = Finish<T, kGelu>(sum.x, bias, n);
