@@ -60,11 +60,12 @@ inline constexpr int64_t kMaxGpt2ClusterRows = 8;
 
 // The batches whose two halves run the layers beside each other (the second
 // half on a side stream): each half's kernels are as latency-bound as the
-// whole batch's, so two chains overlap some of them (the 16-row halves of a
-// 32-row batch take the skinny kernel, which runs up to 16 rows, where the
-// whole batch took cuBLAS; larger halves stay on cuBLAS). GPT-2 small bf16 on an
-// H200, double-buffered + graphs, against one chain in two calls
-// (2026-12-02): 32 rows 507.0 / 506.0 vs 518.1 / 518.6 us, 64 rows 594.0 /
+// whole batch's, so two chains overlap some of them (the halves of 32 and
+// 64 rows take the skinny kernel, up to 32 rows on half the GPU, whose
+// grids leave the other chain room; the 64-row halves of 128 rows stay on
+// cuBLAS). GPT-2 small bf16 on an H200, double-buffered + graphs, against
+// one chain in two calls (2026-12-02, before the skinny kernel took 32
+// rows): 32 rows 507.0 / 506.0 vs 518.1 / 518.6 us, 64 rows 594.0 /
 // 591.6 vs 605.8 / 605.1, 128 rows 770.7 / 769.8 vs 784.4 / 784.0; 256 rows
 // 1,062.1 / 1,060.7 vs 1,059.1 / 1,057.8 (no gain); four chains of quarters
 // were slower at every size (64 rows 807 us), and so were halves of a

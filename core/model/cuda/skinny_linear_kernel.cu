@@ -7,7 +7,9 @@
 // K-warps share (summed through shared memory), two blocks per
 // multiprocessor: 32 warps hide each other's latency (with 4 warps per
 // block, up to 64 rows took 9.5 us where cuBLAS takes 5.5; with one
-// 16-warp block per multiprocessor the grid needed two waves). Each thread loads all of its
+// 16-warp block per multiprocessor the grid needed two waves). The grid
+// covers half the GPU (SplitsFor), so in the two-halves step the other
+// half's chain finds room beside it. Each thread loads all of its
 // weights into registers before waiting for the previous kernel
 // (programmatic dependent launch), so the weight stream overlaps that
 // kernel's tail. After the wait the block copies x's rows over its K slice
@@ -40,7 +42,7 @@ constexpr int kColumnWarps = 4;                  // 8 output columns each
 constexpr int kKWarps = 4;                       // warps sharing a column group's K slice
 constexpr int kThreads = 32 * kColumnWarps * kKWarps;
 constexpr int kColumns = 8 * kColumnWarps;       // output columns per block
-constexpr int kMaxWarpChunks = 4;                // 32-wide K chunks of weights a warp holds
+constexpr int kMaxWarpChunks = 6;                // 32-wide K chunks of weights a warp holds
 constexpr int kMaxChunks = kKWarps * kMaxWarpChunks;  // per block
 constexpr int kMaxSplits = 8;                    // blocks per cluster (portable size)
 constexpr int kMaxRows = kMaxSkinnyRows;
@@ -172,14 +174,20 @@ SkinnyLinearKernel(const T* __restrict__ x, const T* __restrict__ w, const T* __
   cluster.sync();  // no block exits while another reads its shared memory
 }
 
-// Splits of K: as few as keep a thread's weights within kMaxChunks and give
-// at least one block per multiprocessor.
+// Splits of K: as few as keep a block's weights within kMaxChunks and give
+// at least one block per two multiprocessors. Half the GPU because the
+// two-halves step runs two such kernels side by side (cuBLAS's GEMMs at 32
+// rows use 48-96 blocks): with 16 chunks and a block per multiprocessor
+// (144-192 blocks, launched early and waiting there) the other half's
+// kernels found no room and 32-row halves were slower than cuBLAS (GPT-2
+// small bf16, H200: N=64 608 vs 588 us; half the GPU: 556,
+// docs/results/bench/2026-12-02-h200-skinny-banks/).
 int SplitsFor(int K, int N) {
   const int column_blocks = N / kColumns;
+  const int target = kernel::MultiprocessorCount() / 2;
   int splits = 1;
   while (splits < kMaxSplits && K % (64 * splits) == 0 &&
-         (K / (32 * splits) > kMaxChunks ||
-          column_blocks * splits < kernel::MultiprocessorCount())) {
+         (K / (32 * splits) > kMaxChunks || column_blocks * splits < target)) {
     splits *= 2;
   }
   return splits;
