@@ -438,10 +438,14 @@ TEST(EngineModesTest, EveryModeGivesTheTokensOfSynchronousEager) {
 // in the decode graphs and in the double-buffered pipeline; every mode gives
 // the tokens of synchronous eager, whose halves run eagerly (the same
 // kernels in stream order, so the tokens must be identical). In fp32, and in
-// bf16, where the halves' projections are cuBLAS's nvjet GEMMs: those never
-// wait for their predecessor themselves, so their graph edges must stay full
-// dependencies (made programmatic, every bf16 request's tokens differed:
-// docs/results/bench/2026-12-02-h200-cublas-edges/).
+// bf16, where the halves' projections (at most 20 rows here) are the skinny
+// kernel's, launched early with programmatic dependent launch. Halves above
+// kSkinnyLinearUsedRows take cuBLAS's nvjet GEMMs, which never wait for
+// their predecessor themselves, so their graph edges must stay full
+// dependencies (made programmatic, every bf16 request's tokens differed in
+// this test when its halves were on cuBLAS:
+// docs/results/bench/2026-12-02-h200-cublas-edges/); this test reaches
+// them only with 66 or more rows decoding, which it does not.
 TEST(EngineModesTest, TwoHalvesGiveTheTokensOfSynchronousEager) {
   CheckpointDir dir(SmallConfig());
   std::vector<GenerationRequest> requests;
