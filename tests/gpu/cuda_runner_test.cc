@@ -445,7 +445,7 @@ TEST(EngineModesTest, EveryModeGivesTheTokensOfSynchronousEager) {
 // dependencies (made programmatic, every bf16 request's tokens differed in
 // this test when its halves were on cuBLAS:
 // docs/results/bench/2026-12-02-h200-cublas-edges/); this test reaches
-// them only with 66 or more rows decoding, which it does not.
+// them only with 65 or more rows decoding (a 33-row half), which it does not.
 TEST(EngineModesTest, TwoHalvesGiveTheTokensOfSynchronousEager) {
   CheckpointDir dir(SmallConfig());
   std::vector<GenerationRequest> requests;

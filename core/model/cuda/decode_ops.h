@@ -87,9 +87,10 @@ at::Tensor SmallBatchLinear(const at::Tensor& x, const at::Tensor& weight_nk,
 // call (2026-12-01): N=8 543 vs 610 us per step, N=16 402 vs 469, N=32 518
 // vs 512, N=64 789 vs 599. Without its shared-memory bank conflicts and
 // on half the GPU (2026-12-02; the halves' chains run side by side) it
-// takes up to 32 rows: N=32 (16-row halves) 478 -> 410 us, N=64 (32-row
-// halves) 588 -> 556; the 64-row halves of N=128 stay on cuBLAS (847 vs
-// 767) (docs/results/bench/2026-12-02-h200-skinny-banks/).
+// takes up to 32 rows: against the previous build N=32 (16-row halves, the
+// gain of half the GPU) 471.7 -> 408.5 us, N=64 (32-row halves) 586.7 ->
+// 556.3; the 64-row halves of N=128 stay on cuBLAS (847 vs 767)
+// (docs/results/bench/2026-12-02-h200-skinny-banks/).
 inline constexpr int64_t kSkinnyLinearUsedRows = 32;
 at::Tensor BatchedLinear(const at::Tensor& h, const at::Tensor& weight_kn, const at::Tensor& bias,
                          bool gelu);

@@ -209,7 +209,7 @@ cudaError_t LaunchClustered(bool overlap, unsigned cluster, void (*kernel)(Param
   return cudaLaunchKernelEx(&config, kernel, args...);
 }
 
-// The sum of the float4s at part(0) .. part(count - 1) (count <= kMaxParts;
+// The sum of the float4s at part(0) .. part(count - 1) (1 <= count <= kMaxParts;
 // typically one per block of a cluster, in distributed shared memory): all
 // read at once (one round trip), then added in rank order, so every run gives
 // the same sums.

@@ -1,5 +1,5 @@
 // Microbenchmark of the batched decode step's projections at GPT-2 small's
-// shapes (bf16): what the step runs above 16 rows (cuBLASLt with the bias or
+// shapes (bf16): what the step runs above 32 rows (cuBLASLt with the bias or
 // bias + GELU epilogue and its first heuristic choice, which is what
 // at::addmm / at::_addmm_activation ask for, though with PyTorch's own
 // workspace limit, so its choice can differ: the step's Nsight Compute

@@ -4,12 +4,13 @@
 // math, so cuBLAS's GEMMs (5-6 us each, a split-K reduce kernel besides)
 // are bound by their own latency. Here a block of 16 warps owns 32 output
 // columns (8 per column warp, one mma n-tile) and one K slice, which its 4
-// K-warps share (summed through shared memory), two blocks per
-// multiprocessor: 32 warps hide each other's latency (with 4 warps per
-// block, up to 64 rows took 9.5 us where cuBLAS takes 5.5; with one
-// 16-warp block per multiprocessor the grid needed two waves). The grid
-// covers half the GPU (SplitsFor), so in the two-halves step the other
-// half's chain finds room beside it. Each thread loads all of its
+// K-warps share (summed through shared memory); 16 warps hide each
+// other's latency (with 4 warps per block, up to 64 rows took 9.5 us where
+// cuBLAS takes 5.5). The launch bound allows two blocks per multiprocessor
+// (64 registers; the 1- and 2-tile instantiations, up to 32 rows, do not
+// spill), but the grid covers only half the GPU (SplitsFor, 72-96 blocks
+// for GPT-2 small on an H200), so in the two-halves step the other half's
+// chain finds room beside it. Each thread loads all of its
 // weights into registers before waiting for the previous kernel
 // (programmatic dependent launch), so the weight stream overlaps that
 // kernel's tail. After the wait the block copies x's rows over its K slice
