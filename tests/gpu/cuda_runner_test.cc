@@ -433,23 +433,21 @@ TEST(EngineModesTest, EveryModeGivesTheTokensOfSynchronousEager) {
   }
 }
 
-// 40 requests at once in 40 slots: while 32 or more decode, GPT-2's steps
-// run as two halves on two streams (Gpt2FusedDecoder::UsesHalves), captured
-// in the decode graphs and in the double-buffered pipeline; every mode gives
-// the tokens of synchronous eager, whose halves run eagerly (the same
-// kernels in stream order, so the tokens must be identical). In fp32, and in
-// bf16, where the halves' projections (at most 20 rows here) are the skinny
-// kernel's, launched early with programmatic dependent launch. Halves above
-// kSkinnyLinearUsedRows take cuBLAS's nvjet GEMMs, which never wait for
-// their predecessor themselves, so their graph edges must stay full
-// dependencies (made programmatic, every bf16 request's tokens differed in
-// this test when its halves were on cuBLAS:
-// docs/results/bench/2026-12-02-h200-cublas-edges/); this test reaches
-// them only with 65 or more rows decoding (a 33-row half), which it does not.
-TEST(EngineModesTest, TwoHalvesGiveTheTokensOfSynchronousEager) {
+// `slots` requests at once in as many slots: while 32 or more decode, GPT-2's
+// steps run as two halves on two streams (Gpt2FusedDecoder::UsesHalves),
+// captured in the decode graphs and in the double-buffered pipeline; every
+// mode gives the tokens of synchronous eager, whose halves run eagerly (the
+// same kernels in stream order, so the tokens must be identical). In fp32,
+// and in bf16, where halves of up to kSkinnyLinearUsedRows rows take the
+// skinny kernel (launched early with programmatic dependent launch) and
+// larger ones cuBLAS's nvjet GEMMs, which never wait for their predecessor
+// themselves: made programmatic without more, their graph edges let them
+// read their inputs before they were written (every bf16 request's tokens
+// differed here: docs/results/bench/2026-12-02-h200-cublas-edges/).
+void ExpectHalvesGiveTheTokensOfSynchronousEager(int slots) {
   CheckpointDir dir(SmallConfig());
   std::vector<GenerationRequest> requests;
-  for (int i = 0; i < 40; ++i) {
+  for (int i = 0; i < slots; ++i) {
     GenerationRequest r;
     for (int t = 0; t < 3 + (7 * i) % 40; ++t) {
       r.prompt_token_ids.push_back((89 * i + 11 * t) % 50000);
@@ -466,21 +464,31 @@ TEST(EngineModesTest, TwoHalvesGiveTheTokensOfSynchronousEager) {
   for (DType dtype : {DType::kFloat32, DType::kBFloat16}) {
     const char* name = dtype == DType::kFloat32 ? "fp32" : "bf16";
     const auto reference =
-        RunAll(dir.path(), false, false, 40, requests, /*waves=*/false, 0, dtype);
+        RunAll(dir.path(), false, false, slots, requests, /*waves=*/false, 0, dtype);
     ASSERT_EQ(reference.size(), requests.size());
     for (size_t i = 0; i < requests.size(); ++i) {
       EXPECT_EQ(reference[i].size(), static_cast<size_t>(requests[i].stopping.max_tokens));
     }
     for (auto [pipelined, graphs] : {std::pair{false, true}, std::pair{true, true}}) {
       const auto tokens =
-          RunAll(dir.path(), pipelined, graphs, 40, requests, /*waves=*/false, 0, dtype);
+          RunAll(dir.path(), pipelined, graphs, slots, requests, /*waves=*/false, 0, dtype);
       ASSERT_EQ(tokens.size(), requests.size());
       for (size_t i = 0; i < requests.size(); ++i) {
-        EXPECT_EQ(tokens[i], reference[i]) << name << " request " << i
+        EXPECT_EQ(tokens[i], reference[i]) << name << " request " << i << " of " << slots
                                            << " pipelined=" << pipelined << " graphs=" << graphs;
       }
     }
   }
+}
+
+// Halves of up to 20 rows: the skinny kernel's in bf16.
+TEST(EngineModesTest, TwoHalvesGiveTheTokensOfSynchronousEager) {
+  ExpectHalvesGiveTheTokensOfSynchronousEager(40);
+}
+
+// Halves of up to 40 rows: cuBLAS's GEMMs in bf16 from 33 rows a half.
+TEST(EngineModesTest, TwoHalvesOnCublasGiveTheTokensOfSynchronousEager) {
+  ExpectHalvesGiveTheTokensOfSynchronousEager(80);
 }
 
 // Packed and chunked prefill in the engine: all requests at once, prompts
