@@ -54,6 +54,9 @@
 #   attnncu    Nsight Compute's occupancy, warp-state, scheduler and memory sections for the
 #              decode attention kernel and the read-only kernel at ATTNNCU_CASE (default
 #              256x164: batch x context) in tandem-attention-bench
+#   chainbench  tandem-chain-bench: the floor of a chain of 65 kernels that do no work (the
+#              programmatic-launch handshake only, or a fixed 2 us spin), with and without
+#              programmatic dependent launch, at several grid shapes
 #   gemvbench  tandem-gemv-bench: the small-batch projections at the Llama-3.2-1B shape,
 #              fused linear + RMSNorm/SwiGLU kernels vs LaunchGemv at several grid sizes; one row
 #   linearbench  tandem-linear-bench: GPT-2 small's four projections at 16-256 rows, cuBLASLt's
@@ -209,6 +212,8 @@ for step in "$@"; do
 Issued Warp|No Eligible|Eligible Warps|Active Warps|Warp Cycles Per Issued|Block Limit" \
             "$OUT/ncu-attention-$kernel.txt"
       done ;;
+    chainbench)
+      $bin/tandem-chain-bench "$OUT/chain-bench.jsonl" 2>&1 | tee "$OUT/chain-bench.txt" ;;
     gemvbench)
       $bin/tandem-gemv-bench "$OUT/gemv-bench.jsonl" 2>&1 | tee "$OUT/gemv-bench.txt" ;;
     linearbench)
