@@ -85,56 +85,111 @@ struct GreedyPart {
   float sum;
 };
 
-// Calls visit(value, index) for the logits of row[0, vocab) that block
-// `split` of `blocks` owns: 16-byte vectors from the row's first 16-byte
-// boundary on, in contiguous runs of vectors per block, kGreedyAhead
-// loaded per thread before any is used; the first block also takes the
-// elements before that boundary and after the last whole vector. Plain
-// (coherent) loads: the logits come from the previous kernel.
-constexpr int kGreedyAhead = 4;
+// The logits of row[0, vocab) that block `split` of `blocks` owns: 16-byte
+// vectors [begin, end) of the row from its first 16-byte boundary on, in
+// contiguous runs of vectors per block; the first block also takes the
+// `scalars` elements before that boundary and after the last whole vector.
+constexpr int kGreedyAhead = 4;  // vectors a thread loads before using any
 
+template <typename T>
+struct RowSlice {
+  static constexpr int kVec = kernel::Vec16<T>::kSize;
+  const T* row;
+  int lead, tail, begin, end, scalars;
+
+  __device__ RowSlice(const T* row_start, int vocab, int split, int blocks) : row(row_start) {
+    const int misaligned = static_cast<int>(reinterpret_cast<uintptr_t>(row) % 16 / sizeof(T));
+    lead = min(vocab, (kVec - misaligned) % kVec);
+    const int vectors = (vocab - lead) / kVec;
+    tail = lead + vectors * kVec;
+    const int per_block = (vectors + blocks - 1) / blocks;
+    begin = min(vectors, split * per_block);
+    end = min(vectors, begin + per_block);
+    scalars = split == 0 ? lead + (vocab - tail) : 0;
+  }
+  __device__ const uint4* Body() const { return reinterpret_cast<const uint4*>(row + lead); }
+  // The row index of scalar i (i < scalars).
+  __device__ int ScalarIndex(int i) const { return i < lead ? i : tail + (i - lead); }
+  // Whether each thread's kGreedyAhead vectors and one scalar hold the slice.
+  __device__ bool Fits() const {
+    return end - begin <= kGreedyAhead * kGreedyThreads && scalars <= kGreedyThreads;
+  }
+};
+
+// Calls visit(value, index) for the slice's logits: each thread's vectors j0
+// + a * kGreedyThreads (j0 = begin + thread, stepping by kGreedyAhead *
+// kGreedyThreads), kGreedyAhead loaded before any is used, then its
+// scalars. Plain (coherent) loads: the logits come from the previous kernel.
 template <typename T, typename Visit>
-__device__ __forceinline__ void ForEachLogit(const T* row, int vocab, int split, int blocks,
-                                             Visit&& visit) {
-  constexpr int kVec = kernel::Vec16<T>::kSize;
-  const int misaligned = static_cast<int>(reinterpret_cast<uintptr_t>(row) % 16 / sizeof(T));
-  const int lead = min(vocab, (kVec - misaligned) % kVec);
-  const int vectors = (vocab - lead) / kVec, tail = lead + vectors * kVec;
-  const int per_block = (vectors + blocks - 1) / blocks;
-  const int begin = min(vectors, split * per_block), end = min(vectors, begin + per_block);
-  const uint4* body = reinterpret_cast<const uint4*>(row + lead);
-  for (int j0 = begin + threadIdx.x; j0 < end; j0 += kGreedyAhead * kGreedyThreads) {
+__device__ __forceinline__ void ForEachLogit(const RowSlice<T>& slice, Visit&& visit) {
+  constexpr int kVec = RowSlice<T>::kVec;
+  const uint4* body = slice.Body();
+  for (int j0 = slice.begin + threadIdx.x; j0 < slice.end; j0 += kGreedyAhead * kGreedyThreads) {
     uint4 raw[kGreedyAhead];
 #pragma unroll
     for (int a = 0; a < kGreedyAhead; ++a) {
       const int j = j0 + a * kGreedyThreads;
-      if (j < end) raw[a] = body[j];
+      if (j < slice.end) raw[a] = body[j];
     }
 #pragma unroll
     for (int a = 0; a < kGreedyAhead; ++a) {
       const int j = j0 + a * kGreedyThreads;
-      if (j >= end) break;
+      if (j >= slice.end) break;
       const T* v = reinterpret_cast<const T*>(&raw[a]);
 #pragma unroll
-      for (int e = 0; e < kVec; ++e) visit(kernel::ToFloat(v[e]), lead + j * kVec + e);
+      for (int e = 0; e < kVec; ++e) visit(kernel::ToFloat(v[e]), slice.lead + j * kVec + e);
     }
   }
-  if (split != 0) return;
-  const int scalars = lead + (vocab - tail);
-  for (int i = threadIdx.x; i < scalars; i += kGreedyThreads) {
-    const int index = i < lead ? i : tail + (i - lead);
-    visit(kernel::ToFloat(row[index]), index);
+  for (int i = threadIdx.x; i < slice.scalars; i += kGreedyThreads) {
+    const int index = slice.ScalarIndex(i);
+    visit(kernel::ToFloat(slice.row[index]), index);
   }
 }
 
+// A thread's share of a slice that Fits, loaded once into registers and
+// visited as ForEachLogit visits it (same logits, same order), so the
+// second pass reads no memory.
+template <typename T>
+struct HeldLogits {
+  uint4 raw[kGreedyAhead];
+  float scalar = 0.0f;
+
+  __device__ void Load(const RowSlice<T>& slice) {
+    const uint4* body = slice.Body();
+#pragma unroll
+    for (int a = 0; a < kGreedyAhead; ++a) {
+      const int j = slice.begin + threadIdx.x + a * kGreedyThreads;
+      if (j < slice.end) raw[a] = body[j];
+    }
+    if (threadIdx.x < slice.scalars) {
+      scalar = kernel::ToFloat(slice.row[slice.ScalarIndex(threadIdx.x)]);
+    }
+  }
+  template <typename Visit>
+  __device__ void ForEach(const RowSlice<T>& slice, Visit&& visit) const {
+    constexpr int kVec = RowSlice<T>::kVec;
+#pragma unroll
+    for (int a = 0; a < kGreedyAhead; ++a) {
+      const int j = slice.begin + threadIdx.x + a * kGreedyThreads;
+      if (j >= slice.end) break;
+      const T* v = reinterpret_cast<const T*>(&raw[a]);
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) visit(kernel::ToFloat(v[e]), slice.lead + j * kVec + e);
+    }
+    if (threadIdx.x < slice.scalars) visit(scalar, slice.ScalarIndex(threadIdx.x));
+  }
+};
+
 // A row's logits in gridDim.z slices (up to kGreedyBlocks), one block each,
 // the blocks of a row forming a thread-block cluster: each finds its slice's
-// first maximum and exp-sum (two passes, ForEachLogit), then the cluster's
-// first block merges them (distributed shared memory) into the row's token
-// and its log-softmax value x[index] - (max + log(sum(exp(x - max)))). Row b
-// starts at b * row_stride; with `copy` (not null) the first pass also
-// writes the row there as float32 [B, V] (a T-typed LM head's logits,
-// converted on the way).
+// first maximum and exp-sum (two passes; where the slice Fits, the second
+// over the registers the first loaded), then the cluster's first block
+// merges them (every block's part read at once through distributed shared
+// memory) into the row's token and its log-softmax value x[index] - (max +
+// log(sum(exp(x - max)))), x[index] being the maximum itself. Row b starts
+// at b * row_stride; with `copy` (not null) the first pass also writes the
+// row there as float32 [B, V] (a T-typed LM head's logits, converted on the
+// way).
 template <typename T>
 __global__ void __launch_bounds__(kGreedyThreads)
 GreedyTokensKernel(const T* __restrict__ logits, int vocab, int64_t row_stride,
@@ -149,11 +204,21 @@ GreedyTokensKernel(const T* __restrict__ logits, int vocab, int64_t row_stride,
   const int b = blockIdx.y, split = blockIdx.z, tid = threadIdx.x, warp = tid / 32,
             lane = tid % 32;
   const int blocks = gridDim.z;
-  const T* row = logits + b * row_stride;
+  const RowSlice<T> slice(logits + b * row_stride, vocab, split, blocks);
+  const bool held = copy == nullptr && slice.Fits();  // block-uniform
+  HeldLogits<T> logits_held;
+  if (held) logits_held.Load(slice);
+  auto each_logit = [&](auto&& visit) {
+    if (held) {
+      logits_held.ForEach(slice, visit);
+    } else {
+      ForEachLogit(slice, visit);
+    }
+  };
   float* copy_row = copy != nullptr ? copy + static_cast<size_t>(b) * vocab : nullptr;
   float best = -INFINITY;
   int index = kNoIndex;
-  ForEachLogit(row, vocab, split, blocks, [&](float v, int i) {
+  each_logit([&](float v, int i) {
     if (copy_row != nullptr) copy_row[i] = v;
     if (Beats(v, i, best, index)) {
       best = v;
@@ -182,7 +247,7 @@ GreedyTokensKernel(const T* __restrict__ logits, int vocab, int64_t row_stride,
     }
   }
   float sum = 0.0f;
-  ForEachLogit(row, vocab, split, blocks, [&](float v, int) { sum += __expf(v - best); });
+  each_logit([&](float v, int) { sum += __expf(v - best); });
   sum = WarpSum(sum);
   if (lane == 0) sums[warp] = sum;
   __syncthreads();
@@ -194,22 +259,32 @@ GreedyTokensKernel(const T* __restrict__ logits, int vocab, int64_t row_stride,
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();  // every block's part is written
   if (split == 0 && tid == 0) {
+    GreedyPart parts[kGreedyBlocks];
+#pragma unroll
+    for (int r = 0; r < kGreedyBlocks; ++r) {
+      if (r < blocks) parts[r] = *cluster.map_shared_rank(&part, r);
+    }
     best = -INFINITY;
     index = kNoIndex;
-    for (int r = 0; r < blocks; ++r) {
-      const GreedyPart* other = cluster.map_shared_rank(&part, r);
-      if (Beats(other->best, other->index, best, index)) {
-        best = other->best;
-        index = other->index;
+#pragma unroll
+    for (int r = 0; r < kGreedyBlocks; ++r) {
+      if (r < blocks && Beats(parts[r].best, parts[r].index, best, index)) {
+        best = parts[r].best;
+        index = parts[r].index;
       }
     }
     float total = 0.0f;
-    for (int r = 0; r < blocks; ++r) {
-      const GreedyPart* other = cluster.map_shared_rank(&part, r);
-      if (other->index != kNoIndex) total += other->sum * __expf(other->best - best);
+#pragma unroll
+    for (int r = 0; r < kGreedyBlocks; ++r) {
+      if (r < blocks && parts[r].index != kNoIndex) {
+        total += parts[r].sum * __expf(parts[r].best - best);
+      }
     }
     tokens[b] = index;  // vocab >= 1, so some block saw a logit
-    logprobs[b] = kernel::ToFloat(row[index]) - best - logf(total);
+    // x[index] is `best` (the same logit), or NaN where best is: (x[index] -
+    // best) - log(total), as read from the row before.
+    const float at_index = best;
+    logprobs[b] = at_index - best - logf(total);
   }
   cluster.sync();  // no block exits while the first one reads its shared memory
 }
