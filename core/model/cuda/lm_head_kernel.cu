@@ -85,12 +85,12 @@ struct GreedyPart {
   float sum;
 };
 
+constexpr int kGreedyAhead = 4;  // vectors a thread loads before using any
+
 // The logits of row[0, vocab) that block `split` of `blocks` owns: 16-byte
 // vectors [begin, end) of the row from its first 16-byte boundary on, in
 // contiguous runs of vectors per block; the first block also takes the
 // `scalars` elements before that boundary and after the last whole vector.
-constexpr int kGreedyAhead = 4;  // vectors a thread loads before using any
-
 template <typename T>
 struct RowSlice {
   static constexpr int kVec = kernel::Vec16<T>::kSize;
