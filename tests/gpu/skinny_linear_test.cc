@@ -1,8 +1,9 @@
 // GPU test of the skinny tensor-core projection kernel (LaunchSkinnyLinear)
 // against the same projection computed in float64 by ATen, for fp16 and
 // bf16, every row count tile (1-64 rows, partial tiles), GPT-2 small's four
-// projection shapes (which take 1, 2 and 4 K splits on an H200) and a small one, with
-// and without GELU (tanh).
+// projection shapes (which take 1, 2 and 4 K splits on an H200), GPT-2
+// medium's MLP projection (8 splits) and a small one, with and without GELU
+// (tanh).
 #include <cmath>
 #include <string>
 
