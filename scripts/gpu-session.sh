@@ -54,6 +54,8 @@
 #   attnncu    Nsight Compute's occupancy, warp-state, scheduler and memory sections for the
 #              decode attention kernel and the read-only kernel at ATTNNCU_CASE (default
 #              256x164: batch x context) in tandem-attention-bench
+#   attnsass   the decode attention kernel's SASS with executed counts per instruction and its
+#              instruction mix (Nsight Compute) at ATTNNCU_CASE
 #   chainbench  tandem-chain-bench: the floor of a chain of 65 kernels that do no work (the
 #              programmatic-launch handshake only, or a fixed 2 us spin), with and without
 #              programmatic dependent launch, at several grid shapes
@@ -212,6 +214,18 @@ for step in "$@"; do
 Issued Warp|No Eligible|Eligible Warps|Active Warps|Warp Cycles Per Issued|Block Limit" \
             "$OUT/ncu-attention-$kernel.txt"
       done ;;
+    attnsass)
+      # The attention kernel's SASS at ATTNNCU_CASE with each instruction's executed and
+      # issued counts (Nsight Compute's source page) and the instruction mix.
+      ATTENTION_BENCH_CASES=${ATTNNCU_CASE:-256x164} ncu --graph-profiling node \
+          -k regex:SplitDecodeAttention --launch-count 1 --section InstructionStats \
+          --section SourceCounters -f -o "$OUT/attn-sass" $bin/tandem-attention-bench \
+          > "$OUT/attn-sass.log" 2>&1
+      ncu --import "$OUT/attn-sass.ncu-rep" --page source --csv --print-source sass \
+          > "$OUT/attn-sass.csv" 2>&1
+      ncu --import "$OUT/attn-sass.ncu-rep" --page details --print-details all \
+          > "$OUT/attn-sass-details.txt" 2>&1
+      grep -E "Executed Instructions|Issued Instructions" "$OUT/attn-sass-details.txt" ;;
     chainbench)
       $bin/tandem-chain-bench "$OUT/chain-bench.jsonl" 2>&1 | tee "$OUT/chain-bench.txt" ;;
     gemvbench)
