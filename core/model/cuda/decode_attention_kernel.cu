@@ -49,6 +49,61 @@ __device__ void RotateQueryAndKey(const T* q, const T* new_key, const DecodeRota
   key_out[i + half] = FromFloat<T>(Round<T>(kb * c) + Round<T>(ka * s));
 }
 
+// A thread's online softmax over its positions, in log2 units (the query
+// carries scale x log2 e): the largest score, the sum of 2^(score - top) and
+// the values weighted by it, for its kVec dims of the head.
+template <int kVec>
+struct Running {
+  float top = -FLT_MAX, sum = 0.0f, acc[kVec] = {};
+};
+
+// Moves `run` past kAhead positions whose keys and values this thread holds
+// (its kVec dims of each). Each score is summed over the position's kLanes
+// lanes (shuffles). warp_live(a): some lane of the warp has a position in
+// slot a (warp-uniform: the other slots' math is skipped);
+// lane_live(a): this lane's position is in the slice (else it scores -inf and
+// weighs nothing).
+template <typename T, int kLanes, int kAhead, typename WarpLive, typename LaneLive>
+__device__ __forceinline__ void Attend(const float (&qv)[Vec16<T>::kSize],
+                                       const uint4 (&key)[kAhead], const uint4 (&val)[kAhead],
+                                       WarpLive warp_live, LaneLive lane_live,
+                                       Running<Vec16<T>::kSize>& run) {
+  constexpr int kVec = Vec16<T>::kSize;
+  float score[kAhead];
+  float top = run.top;
+#pragma unroll
+  for (int a = 0; a < kAhead; ++a) {
+    score[a] = -INFINITY;
+    if (!warp_live(a)) continue;
+    float k[kVec];
+    kernel::Unpack<T>(key[a], k);
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) s += qv[i] * k[i];
+#pragma unroll
+    for (int offset = kLanes / 2; offset > 0; offset >>= 1) {
+      s += __shfl_xor_sync(0xffffffffu, s, offset);
+    }
+    if (lane_live(a)) score[a] = s;
+    top = fmaxf(top, score[a]);
+  }
+  const float rescale = kernel::Exp2(run.top - top);
+  run.sum *= rescale;
+#pragma unroll
+  for (int i = 0; i < kVec; ++i) run.acc[i] *= rescale;
+#pragma unroll
+  for (int a = 0; a < kAhead; ++a) {
+    if (!warp_live(a)) continue;
+    const float p = kernel::Exp2(score[a] - top);
+    float v[kVec];
+    kernel::Unpack<T>(val[a], v);
+    run.sum += p;
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) run.acc[i] += p * v[i];
+  }
+  run.top = top;
+}
+
 // One pass over the context with an online softmax (flash-decoding), the
 // context of each (query head, row) split over a cluster of blocks when the
 // batch alone would leave multiprocessors idle.
@@ -56,13 +111,16 @@ __device__ void RotateQueryAndKey(const T* q, const T* new_key, const DecodeRota
 // Grid (heads, batch, splits), kThreads threads. Thread t takes dims
 // [j * kVec, (j + 1) * kVec) of the head (j = t % kLanes, kLanes =
 // kHeadDim / kVec, the query's in registers) for positions begin + t /
-// kLanes, + kPositions, ... of its block's slice: kAhead of them at a time,
-// their keys and values loaded together before any is used. A position's
-// score is summed over its kLanes lanes (shuffles); each thread keeps a
-// running max, exp-sum and exp-weighted value sum for its positions. These
-// merge over the warp (shuffles), the block's warps (shared memory), and
-// with splits > 1 the cluster's blocks (distributed shared memory, read by
-// the first block, which writes the output).
+// kLanes, + kPositions, ... of its block's slice, in chunks of kAhead
+// positions a thread (kChunk a block) whose keys and values load together
+// before any is used. Whole chunks of cached positions run unmasked; the
+// slice's last, partial chunk (and the new position) runs masked, a warp
+// skipping the slots that lie past the slice for all its lanes. A
+// position's score is summed over its kLanes lanes (shuffles); each thread
+// keeps a running max, exp-sum and exp-weighted value sum for its positions
+// (Running). These merge over the warp (shuffles), the block's warps (shared
+// memory), and with splits > 1 the cluster's blocks (distributed shared
+// memory, read by the first block, which writes the output).
 //
 // kRotate (the Llama / Qwen families' rotary embedding, up to kMaxFusedRows
 // rows): the block rotates the query into shared memory and appends the
@@ -70,7 +128,7 @@ __device__ void RotateQueryAndKey(const T* q, const T* new_key, const DecodeRota
 // dims of the query from qkv itself, and the threads whose pass reaches
 // position p take the new key and value from qkv and append them, so nothing
 // stands between the wait and the pass's loads. 64 registers a thread where
-// the first pass is not preloaded (4 blocks of 256 threads per multiprocessor).
+// the first chunk is not preloaded (4 blocks of 256 threads per multiprocessor).
 template <typename T, int kHeadDim, int kThreads, bool preload, bool kRotate>
 __global__ void __launch_bounds__(kThreads, preload ? 1 : 1024 / kThreads)
 SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
@@ -80,8 +138,10 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
                            float scale, DecodeRotary rotary) {
   constexpr int kVec = Vec16<T>::kSize, kLanes = kHeadDim / kVec;
   constexpr int kWarps = kThreads / 32;
-  constexpr int kPositions = kThreads / kLanes;  // per pass of the block
+  constexpr int kPositions = kThreads / kLanes;  // per block, one a thread
   constexpr int kAhead = 4;                      // positions per thread in flight
+  constexpr int kChunk = kAhead * kPositions;    // positions per block per chunk
+  constexpr float kLog2e = 1.4426950408889634f;
   static_assert(kLanes <= 32 && 32 % kLanes == 0, "a position's lanes share a warp");
   __shared__ float query[kHeadDim];
   __shared__ float warp_max[kWarps], warp_sum[kWarps], warp_acc[kWarps][kHeadDim];
@@ -89,24 +149,30 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   kernel::AllowNextKernel();
   const int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, splits = gridDim.z;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int kv_head = h / (heads / kv_heads);
+  const int kv_head = heads == kv_heads ? h : h / (heads / kv_heads);
   const int64_t slot = slots[b];
-  int64_t position = positions[positions_by_slot ? slot : b];
-  if (position > max_context - 1) position = max_context - 1;
-  const int length = static_cast<int>(position) + 1;
-  const int slice = (length + splits - 1) / splits;
+  // p, the new position (its key and value come with qkv).
+  const int position = static_cast<int>(
+      min(positions[positions_by_slot ? slot : b], static_cast<int64_t>(max_context - 1)));
+  const int length = position + 1;
+  const int slice = (length + splits - 1) >> (__ffs(splits) - 1);  // splits: a power of 2
   const int begin = min(split * slice, length), end = min(begin + slice, length);
+  const bool has_new = position >= begin && position < end;
+  // Positions [begin, cached_end) are read from the cache in whole chunks;
+  // without rotation p is not in the cache yet.
+  const int cached_end = kRotate || !has_new ? end : position;
   const size_t head_offset =
       (static_cast<size_t>(slot) * kv_heads + kv_head) * max_context * kHeadDim;
   T* keys = k_cache + head_offset;
   T* values = v_cache + head_offset;
   // Earlier steps wrote the slice's K/V of every position but p, before this
-  // step's first kernel (see WaitForPreviousKernel): the first pass's
-  // positions (kAhead per thread) load into registers and the rest move
-  // towards L2 while the previous kernel finishes; position p (the new key
-  // and value) and lanes past the slice's end stay zero until the pass.
+  // step's first kernel (see WaitForPreviousKernel): the first chunk's
+  // positions load into registers and the rest move towards L2 while the
+  // previous kernel finishes; position p (the new key and value) and lanes
+  // past the slice's end stay zero until the pass.
   const int j = tid % kLanes, d0 = j * kVec;
-  const int first = tid / kLanes;  // the thread's position within a pass
+  const int first = tid / kLanes;                // the thread's position within a chunk's slot
+  const int warp_first = warp * (32 / kLanes);   // the warp's first
   uint4 key[kAhead], val[kAhead];
 #pragma unroll
   for (int a = 0; a < kAhead; ++a) {
@@ -116,7 +182,7 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
     val[a] = early ? *reinterpret_cast<const uint4*>(values + t * kHeadDim + d0) : uint4{};
   }
   constexpr int kRowBytes = kHeadDim * static_cast<int>(sizeof(T));
-  const int prefetched = preload ? min(end, begin + kAhead * kPositions) : begin;
+  const int prefetched = preload ? min(end, begin + kChunk) : begin;
   for (int offset = prefetched * kRowBytes + tid * 128; offset < min(end, length - 1) * kRowBytes;
        offset += kThreads * 128) {
     kernel::PrefetchL2(reinterpret_cast<const char*>(keys) + offset);
@@ -127,7 +193,7 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   const T* q = row + static_cast<size_t>(h) * kHeadDim;
   const T* new_key = row + static_cast<size_t>(heads + kv_head) * kHeadDim;
   const T* new_value = row + static_cast<size_t>(heads + kv_heads + kv_head) * kHeadDim;
-  float qv[kVec], acc[kVec];
+  float qv[kVec];
   if constexpr (kRotate) {
     // Every block of the K/V head appends the same key and value (identical
     // bytes); the barrier makes them and the query visible to the block.
@@ -138,86 +204,75 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
     }
     __syncthreads();
 #pragma unroll
-    for (int i = 0; i < kVec; ++i) qv[i] = query[d0 + i];
+    for (int i = 0; i < kVec; ++i) qv[i] = query[d0 + i] * kLog2e;
   } else {
-    kernel::Unpack<T>(*reinterpret_cast<const uint4*>(q + d0), qv);
+    const uint4 raw = *reinterpret_cast<const uint4*>(q + d0);
+    kernel::Unpack<T>(raw, qv);
 #pragma unroll
-    for (int i = 0; i < kVec; ++i) qv[i] *= scale;
+    for (int i = 0; i < kVec; ++i) qv[i] *= scale * kLog2e;
   }
-#pragma unroll
-  for (int i = 0; i < kVec; ++i) acc[i] = 0.0f;
-  float top = -FLT_MAX, sum = 0.0f;  // over this thread's positions
-  for (int t0 = begin + first; t0 - first < end; t0 += kAhead * kPositions) {  // block-uniform
-    const bool loaded = preload && t0 == begin + first;  // the first pass, but position p
+  Running<kVec> run;
+  // The chunk at t masked: its keys and values (`loaded`: all but p's already
+  // in registers), p's from qkv (appended) or, rotated, from the cache.
+  auto attend_masked = [&](int t, bool loaded) {
 #pragma unroll
     for (int a = 0; a < kAhead; ++a) {
-      const int t = t0 + a * kPositions;
-      if (loaded && t != position) continue;
-      const int at = t * kHeadDim + d0;  // within the head: max_context x kHeadDim
-      // The new key and value, from qkv, appended. A split whose slice ends
-      // before p can meet t == p past its end: it writes the bytes the last
-      // split writes and masks the score (no guard: a guard here cost ptxas
-      // 16 bytes of spills).
-      if (!kRotate && t == position) {
-        key[a] = *reinterpret_cast<const uint4*>(new_key + d0);
-        val[a] = *reinterpret_cast<const uint4*>(new_value + d0);
-        *reinterpret_cast<uint4*>(keys + at) = key[a];
-        *reinterpret_cast<uint4*>(values + at) = val[a];
-      } else if (t < end) {
-        key[a] = *reinterpret_cast<const uint4*>(keys + at);
-        val[a] = *reinterpret_cast<const uint4*>(values + at);
-      } else {
-        key[a] = val[a] = uint4{};
+      const int at = (t + first + a * kPositions) * kHeadDim + d0;
+      if (has_new && t + first + a * kPositions == position) {
+        if constexpr (kRotate) {
+          key[a] = *reinterpret_cast<const uint4*>(keys + at);
+          val[a] = *reinterpret_cast<const uint4*>(values + at);
+        } else {
+          key[a] = *reinterpret_cast<const uint4*>(new_key + d0);
+          val[a] = *reinterpret_cast<const uint4*>(new_value + d0);
+          *reinterpret_cast<uint4*>(keys + at) = key[a];
+          *reinterpret_cast<uint4*>(values + at) = val[a];
+        }
+      } else if (!loaded) {
+        const bool in = t + first + a * kPositions < end;
+        key[a] = in ? *reinterpret_cast<const uint4*>(keys + at) : uint4{};
+        val[a] = in ? *reinterpret_cast<const uint4*>(values + at) : uint4{};
       }
     }
-    float score[kAhead];
-    float step_top = top;
-#pragma unroll
-    for (int a = 0; a < kAhead; ++a) {
-      float k[kVec];
-      kernel::Unpack<T>(key[a], k);
-      float s = 0.0f;
-#pragma unroll
-      for (int i = 0; i < kVec; ++i) s += qv[i] * k[i];
-#pragma unroll
-      for (int offset = kLanes / 2; offset > 0; offset >>= 1) {
-        s += __shfl_xor_sync(0xffffffffu, s, offset);
-      }
-      score[a] = t0 + a * kPositions < end ? s : -INFINITY;
-      step_top = fmaxf(step_top, score[a]);
-    }
-    const float rescale = __expf(top - step_top);
-    sum *= rescale;
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) acc[i] *= rescale;
-#pragma unroll
-    for (int a = 0; a < kAhead; ++a) {
-      const float p = t0 + a * kPositions < end ? __expf(score[a] - step_top) : 0.0f;
-      float v[kVec];
-      kernel::Unpack<T>(val[a], v);
-      sum += p;
-#pragma unroll
-      for (int i = 0; i < kVec; ++i) acc[i] += p * v[i];
-    }
-    top = step_top;
+    Attend<T, kLanes, kAhead>(
+        qv, key, val, [&](int a) { return t + warp_first + a * kPositions < end; },
+        [&](int a) { return t + first + a * kPositions < end; }, run);
+  };
+  auto always = [](int) { return true; };
+  int t = begin;  // block-uniform: the next chunk's first position
+  if (preload) {
+    attend_masked(t, /*loaded=*/true);
+    t += kChunk;
   }
+  for (; t + kChunk <= cached_end; t += kChunk) {
+    const T* k = keys + (t + first) * kHeadDim + d0;
+    const T* v = values + (t + first) * kHeadDim + d0;
+#pragma unroll
+    for (int a = 0; a < kAhead; ++a) {
+      key[a] = *reinterpret_cast<const uint4*>(k + a * kPositions * kHeadDim);
+      val[a] = *reinterpret_cast<const uint4*>(v + a * kPositions * kHeadDim);
+    }
+    Attend<T, kLanes, kAhead>(qv, key, val, always, always, run);
+  }
+  if (t < end) attend_masked(t, /*loaded=*/false);
   // The warp's position groups (lanes j, j + kLanes, ...) merged.
+  float top = run.top, sum = run.sum;
 #pragma unroll
   for (int offset = kLanes; offset < 32; offset <<= 1) {
     const float other_top = __shfl_xor_sync(0xffffffffu, top, offset);
     const float other_sum = __shfl_xor_sync(0xffffffffu, sum, offset);
     const float merged = fmaxf(top, other_top);
-    const float mine = __expf(top - merged), theirs = __expf(other_top - merged);
+    const float mine = kernel::Exp2(top - merged), theirs = kernel::Exp2(other_top - merged);
     sum = sum * mine + other_sum * theirs;
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
-      acc[i] = acc[i] * mine + __shfl_xor_sync(0xffffffffu, acc[i], offset) * theirs;
+      run.acc[i] = run.acc[i] * mine + __shfl_xor_sync(0xffffffffu, run.acc[i], offset) * theirs;
     }
     top = merged;
   }
   if (lane < kLanes) {
 #pragma unroll
-    for (int i = 0; i < kVec; ++i) warp_acc[warp][d0 + i] = acc[i];
+    for (int i = 0; i < kVec; ++i) warp_acc[warp][d0 + i] = run.acc[i];
   }
   if (lane == 0) {
     warp_max[warp] = top;
@@ -232,7 +287,7 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
     for (int w = 0; w < kWarps; ++w) block_top = fmaxf(block_top, warp_max[w]);
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) {
-      const float weight = __expf(warp_max[w] - block_top);
+      const float weight = kernel::Exp2(warp_max[w] - block_top);
       block_sum += warp_sum[w] * weight;
       value += warp_acc[w][tid] * weight;
     }
@@ -251,7 +306,7 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
     for (int r = 0; r < splits; ++r) row_top = fmaxf(row_top, *cluster.map_shared_rank(&part_max, r));
     float total = 0.0f, merged = 0.0f;
     for (int r = 0; r < splits; ++r) {
-      const float weight = __expf(*cluster.map_shared_rank(&part_max, r) - row_top);
+      const float weight = kernel::Exp2(*cluster.map_shared_rank(&part_max, r) - row_top);
       total += *cluster.map_shared_rank(&part_sum, r) * weight;
       merged += cluster.map_shared_rank(part_acc, r)[tid] * weight;
     }

@@ -5,6 +5,8 @@
 #ifndef TANDEM_CORE_CUDA_KERNEL_MATH_CUH_
 #define TANDEM_CORE_CUDA_KERNEL_MATH_CUH_
 
+#include <type_traits>
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -61,35 +63,52 @@ struct Vec16 {
   static constexpr int kSize = 16 / sizeof(T);
 };
 
-// Loads 16 bytes at p (16-byte aligned, read-only for the kernel's lifetime)
-// as floats.
+// 16 bytes of T as floats. bf16 by bit operations, one instruction an element
+// (its high half masked, its low half shifted; the generic conversion spends
+// two on a high half: cuobjdump, 2026-12-02); exact like every conversion here.
 template <typename T>
-__device__ __forceinline__ void LoadVec(const T* p, float (&out)[Vec16<T>::kSize]) {
-  const uint4 raw = __ldg(reinterpret_cast<const uint4*>(p));
-  const T* v = reinterpret_cast<const T*>(&raw);
+__device__ __forceinline__ void Unpack(const uint4& raw, float (&out)[Vec16<T>::kSize]) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
-  for (int i = 0; i < Vec16<T>::kSize; ++i) out[i] = ToFloat(v[i]);
+    for (int i = 0; i < 4; ++i) {
+      out[2 * i] = __uint_as_float(words[i] << 16);
+      out[2 * i + 1] = __uint_as_float(words[i] & 0xffff0000u);
+    }
+  } else {
+    const T* v = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+    for (int i = 0; i < Vec16<T>::kSize; ++i) out[i] = ToFloat(v[i]);
+  }
 }
 
-// Raw 16-byte read-only load, and its conversion to floats.
+// Raw 16-byte read-only load.
 template <typename T>
 __device__ __forceinline__ uint4 LoadRaw(const T* p) {
   return __ldg(reinterpret_cast<const uint4*>(p));
 }
+
+// Loads 16 bytes at p (16-byte aligned, read-only for the kernel's lifetime)
+// as floats.
 template <typename T>
-__device__ __forceinline__ void Unpack(const uint4& raw, float (&out)[Vec16<T>::kSize]) {
-  const T* v = reinterpret_cast<const T*>(&raw);
-#pragma unroll
-  for (int i = 0; i < Vec16<T>::kSize; ++i) out[i] = ToFloat(v[i]);
+__device__ __forceinline__ void LoadVec(const T* p, float (&out)[Vec16<T>::kSize]) {
+  Unpack<T>(LoadRaw(p), out);
 }
 
 // The same for memory the kernel itself may have written (plain load).
 template <typename T>
 __device__ __forceinline__ void LoadVecCoherent(const T* p, float (&out)[Vec16<T>::kSize]) {
   const uint4 raw = *reinterpret_cast<const uint4*>(p);
-  const T* v = reinterpret_cast<const T*>(&raw);
-#pragma unroll
-  for (int i = 0; i < Vec16<T>::kSize; ++i) out[i] = ToFloat(v[i]);
+  Unpack<T>(raw, out);
+}
+
+// 2^x on the multi-function unit (ex2.approx.ftz: ~2 ulp, -inf gives 0,
+// subnormal results flush to 0). One instruction, where __expf also scales
+// by log2 e and guards the subnormal range (five more).
+__device__ __forceinline__ float Exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
 }
 
 __device__ __forceinline__ float WarpSum(float v) {
