@@ -1,6 +1,6 @@
 // GPU test of the decode attention kernel at every launch shape (context
 // split over 1, 2 or 4 blocks of 128 or 256 threads, the first pass's K/V
-// loaded before the wait or after) against attention
+// loaded before the wait or after at every chunk depth) against attention
 // computed in float64 by ATen: fp32, fp16 and bf16, head sizes 64 and 128,
 // with and without grouped-query heads, contexts from the first position to
 // 1,001 (on and around the edges of a block's passes), rows read through
@@ -8,6 +8,7 @@
 // every shape against the unsplit 256-thread one: output and appended key.
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <c10/core/InferenceMode.h>
@@ -27,7 +28,12 @@ std::vector<DecodeAttentionShape> AllShapes() {
   std::vector<DecodeAttentionShape> shapes;
   for (int threads : {256, 128}) {
     for (int splits : {1, 2, 4}) {
-      for (bool preload : {false, true}) shapes.push_back({splits, threads, preload});
+      shapes.push_back({splits, threads, /*preload=*/true});
+      // Every depth (positions a thread loads together, blocks resident).
+      const std::pair<int, int> depths[] = {{4, 4}, {4, 3}, {6, 2}, {3, 4}};
+      for (const auto& [ahead, blocks] : depths) {
+        shapes.push_back({splits, threads, /*preload=*/false, ahead, blocks});
+      }
     }
   }
   return shapes;
@@ -35,7 +41,10 @@ std::vector<DecodeAttentionShape> AllShapes() {
 
 std::string Name(const DecodeAttentionShape& s) {
   return "threads " + std::to_string(s.threads) + " splits " + std::to_string(s.splits) +
-         (s.preload ? " preload" : "");
+         (s.preload ? " preload"
+          : s.ahead != 4 || s.blocks != 4
+              ? " ahead " + std::to_string(s.ahead) + " x" + std::to_string(s.blocks)
+              : "");
 }
 
 struct Result {

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/model/cuda/bench_support.cuh"
@@ -39,7 +40,10 @@ constexpr int kReplays = 20;
 
 std::string Name(const DecodeAttentionShape& s) {
   return "block " + std::to_string(s.threads) + " split " + std::to_string(s.splits) +
-         (s.preload ? " preload" : "");
+         (s.preload ? " preload"
+          : s.ahead != 4 || s.blocks != 4
+              ? " ahead " + std::to_string(s.ahead) + " x" + std::to_string(s.blocks)
+              : "");
 }
 
 float ToFloat(uint16_t bits) {
@@ -150,6 +154,10 @@ int main(int argc, char** argv) {
         for (int threads : {256, 128}) shapes.push_back({splits, threads});
       }
       for (int threads : {256, 128}) shapes.push_back({1, threads, /*preload=*/true});
+      const std::pair<int, int> depths[] = {{4, 3}, {6, 2}, {3, 4}};
+      for (const auto& [ahead, blocks] : depths) {
+        for (int threads : {256, 128}) shapes.push_back({1, threads, false, ahead, blocks});
+      }
       std::vector<uint16_t> reference, got(static_cast<size_t>(batch) * kHeads * kHeadDim);
       for (size_t i = 0; i < shapes.size(); ++i) {
         const DecodeAttentionShape& shape = shapes[i];

@@ -127,10 +127,13 @@ __device__ __forceinline__ void Attend(const float (&qv)[Vec16<T>::kSize],
 // rotated key, then a barrier, then the pass. Without it each thread reads its
 // dims of the query from qkv itself, and the threads whose pass reaches
 // position p take the new key and value from qkv and append them, so nothing
-// stands between the wait and the pass's loads. 64 registers a thread where
-// the first chunk is not preloaded (4 blocks of 256 threads per multiprocessor).
-template <typename T, int kHeadDim, int kThreads, bool preload, bool kRotate>
-__global__ void __launch_bounds__(kThreads, preload ? 1 : 1024 / kThreads)
+// stands between the wait and the pass's loads. kAhead positions a thread
+// per chunk; kBlocks 256-thread blocks' worth resident per multiprocessor
+// (the register cap: at (4, 4) 64 registers a thread; (4, 3) 78, (6, 2) 96,
+// (3, 4) 64; preloaded, kBlocks 1: 88). See DecodeAttentionShapeFor.
+template <typename T, int kHeadDim, int kThreads, bool preload, bool kRotate, int kAhead,
+          int kBlocks>
+__global__ void __launch_bounds__(kThreads, kBlocks * 256 / kThreads)
 SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
                            T* __restrict__ v_cache, const int64_t* __restrict__ slots,
                            const int64_t* __restrict__ positions, bool positions_by_slot,
@@ -139,7 +142,6 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   constexpr int kVec = Vec16<T>::kSize, kLanes = kHeadDim / kVec;
   constexpr int kWarps = kThreads / 32;
   constexpr int kPositions = kThreads / kLanes;  // per block, one a thread
-  constexpr int kAhead = 4;                      // positions per thread in flight
   constexpr int kChunk = kAhead * kPositions;    // positions per block per chunk
   constexpr float kLog2e = 1.4426950408889634f;
   static_assert(kLanes <= 32 && 32 % kLanes == 0, "a position's lanes share a warp");
@@ -316,25 +318,40 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
 }
 
 // Calls launch(&SplitDecodeAttentionKernel<T, ...>) for the runtime choices
-// (head_dim 64 or 128, threads 128 or 256; Launch checks them).
+// (head_dim 64 or 128, threads 128 or 256, the shape's depth; Launch checks
+// them).
+template <typename T, int kHeadDim, int kThreads, int kAhead, int kBlocks, typename LaunchFn>
+cudaError_t DispatchRotate(bool rotate, LaunchFn&& launch) {
+  constexpr bool kPreload = kBlocks == 1;
+  return rotate
+             ? launch(&SplitDecodeAttentionKernel<T, kHeadDim, kThreads, kPreload, true, kAhead,
+                                                  kBlocks>)
+             : launch(&SplitDecodeAttentionKernel<T, kHeadDim, kThreads, kPreload, false, kAhead,
+                                                  kBlocks>);
+}
+
 template <typename T, int kHeadDim, int kThreads, typename LaunchFn>
-cudaError_t DispatchFlags(bool preload, bool rotate, LaunchFn&& launch) {
-  if (preload) {
-    return rotate ? launch(&SplitDecodeAttentionKernel<T, kHeadDim, kThreads, true, true>)
-                  : launch(&SplitDecodeAttentionKernel<T, kHeadDim, kThreads, true, false>);
+cudaError_t DispatchFlags(const DecodeAttentionShape& shape, bool rotate, LaunchFn&& launch) {
+  if (shape.preload) return DispatchRotate<T, kHeadDim, kThreads, 4, 1>(rotate, launch);
+  const int depth = shape.ahead * 10 + shape.blocks;
+  switch (depth) {
+    case 44: return DispatchRotate<T, kHeadDim, kThreads, 4, 4>(rotate, launch);
+    case 43: return DispatchRotate<T, kHeadDim, kThreads, 4, 3>(rotate, launch);
+    case 62: return DispatchRotate<T, kHeadDim, kThreads, 6, 2>(rotate, launch);
+    case 34: return DispatchRotate<T, kHeadDim, kThreads, 3, 4>(rotate, launch);
+    default: return cudaErrorInvalidValue;
   }
-  return rotate ? launch(&SplitDecodeAttentionKernel<T, kHeadDim, kThreads, false, true>)
-                : launch(&SplitDecodeAttentionKernel<T, kHeadDim, kThreads, false, false>);
 }
 
 template <typename T, typename LaunchFn>
-cudaError_t Dispatch(int head_dim, int threads, bool preload, bool rotate, LaunchFn&& launch) {
+cudaError_t Dispatch(int head_dim, const DecodeAttentionShape& shape, bool rotate,
+                     LaunchFn&& launch) {
   if (head_dim == 64) {
-    return threads == 128 ? DispatchFlags<T, 64, 128>(preload, rotate, launch)
-                          : DispatchFlags<T, 64, 256>(preload, rotate, launch);
+    return shape.threads == 128 ? DispatchFlags<T, 64, 128>(shape, rotate, launch)
+                                : DispatchFlags<T, 64, 256>(shape, rotate, launch);
   }
-  return threads == 128 ? DispatchFlags<T, 128, 128>(preload, rotate, launch)
-                        : DispatchFlags<T, 128, 256>(preload, rotate, launch);
+  return shape.threads == 128 ? DispatchFlags<T, 128, 128>(shape, rotate, launch)
+                              : DispatchFlags<T, 128, 256>(shape, rotate, launch);
 }
 
 template <typename T>
@@ -351,7 +368,7 @@ cudaError_t Launch(const DecodeAttentionShape& shape, const void* qkv, void* k, 
     return cudaErrorInvalidValue;
   }
   const bool rotate = rotary.inv_freq != nullptr;
-  return Dispatch<T>(head_dim, threads, shape.preload, rotate, [&](auto kernel_function) {
+  return Dispatch<T>(head_dim, shape, rotate, [&](auto kernel_function) {
     return kernel::LaunchClustered(
         /*overlap=*/true, splits, kernel_function, dim3(heads, batch, splits), dim3(threads), 0,
         stream, static_cast<const T*>(qkv), static_cast<T*>(k), static_cast<T*>(v), slots,
@@ -386,6 +403,23 @@ DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads) {
   // splits of a short context) unchanged, 293.0 / 292.0 -> 292.3 / 292.4
   // (docs/results/bench/2026-12-01-h200-n1-kernels/).
   shape.preload = blocks <= sms;
+  // Without preload, how deep a thread's chunk and how many blocks a
+  // multiprocessor keeps (the register cap), by the grid: GPT-2 small bf16,
+  // double-buffered + graphs, in one call against (4, 4) at every size
+  // (docs/results/bench/2026-12-02-h200-attention-chunks/call3-depth-ab/):
+  // a wave at 256 threads (N=64's 32-row halves: 384 blocks) (4, 3), 551.5 ->
+  // 540.6 us; 128-thread blocks (N=128's 64-row halves: 768) (6, 2), 756.0 ->
+  // 737.3; more than that (N=256: 3,072) (3, 4), 1,056.0 -> 1,052.2.
+  if (shape.preload) {
+    // (4, 1) whatever the fields say.
+  } else if (shape.threads == 128) {
+    shape.ahead = 6;
+    shape.blocks = 2;
+  } else if (blocks <= 4 * sms) {
+    shape.blocks = 3;
+  } else if (blocks > 8 * sms) {
+    shape.ahead = 3;
+  }
   return shape;
 }
 

@@ -71,11 +71,18 @@ struct DecodeAttentionShape {
   // The first pass's keys and values loaded before waiting for the previous
   // kernel (which the slot's cached positions never come from).
   bool preload = false;
+  // Without preload: positions a thread loads together (a chunk's depth),
+  // and the 256-thread blocks' worth a multiprocessor keeps resident (the
+  // register cap: 64 a thread at 4, 85 at 3, 128 at 2). Pairs: (4, 4),
+  // (4, 3), (6, 2), (3, 4). With preload both are ignored: 4, one block.
+  int ahead = 4;
+  int blocks = 4;
 };
 DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads);
 
 // LaunchDecodeAttention at a given shape (tandem-attention-bench's sweep):
-// splits 1, 2, 4 or 8, threads 128 or 256; cudaErrorInvalidValue for others.
+// splits 1, 2, 4 or 8, threads 128 or 256, the (ahead, blocks) pairs above;
+// cudaErrorInvalidValue for others.
 cudaError_t LaunchDecodeAttentionShaped(const DecodeAttentionShape& shape, KernelDType dtype,
                                         const void* qkv, void* k_cache, void* v_cache,
                                         const int64_t* slots, const int64_t* positions,
