@@ -130,9 +130,12 @@ __device__ __forceinline__ void Attend(const float (&qv)[Vec16<T>::kSize],
 // stands between the wait and the pass's loads. kAhead positions a thread
 // per chunk; kBlocks 256-thread blocks' worth resident per multiprocessor
 // (the register cap: at (4, 4) 64 registers a thread; (4, 3) 78, (6, 2) 96,
-// (3, 4) 64; preloaded, kBlocks 1: 88). See DecodeAttentionShapeFor.
+// (3, 4) 64; preloaded, kBlocks 1: 88; kSpeculate, one block a row: the
+// first chunk loaded before the position is known, (6, 2) 116, (4, 3) 80,
+// (3, 4) 64, and (4, 4), which no grid takes, spills 44 bytes). See
+// DecodeAttentionShapeFor.
 template <typename T, int kHeadDim, int kThreads, bool preload, bool kRotate, int kAhead,
-          int kBlocks>
+          int kBlocks, bool kSpeculate = false>
 __global__ void __launch_bounds__(kThreads, kBlocks * 256 / kThreads)
 SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
                            T* __restrict__ v_cache, const int64_t* __restrict__ slots,
@@ -153,6 +156,30 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int kv_head = heads == kv_heads ? h : h / (heads / kv_heads);
   const int64_t slot = slots[b];
+  const size_t head_offset =
+      (static_cast<size_t>(slot) * kv_heads + kv_head) * max_context * kHeadDim;
+  T* keys = k_cache + head_offset;
+  T* values = v_cache + head_offset;
+  const int j = tid % kLanes, d0 = j * kVec;
+  const int first = tid / kLanes;                // the thread's position within a chunk's slot
+  const int warp_first = warp * (32 / kLanes);   // the warp's first
+  uint4 key[kAhead], val[kAhead];
+  // One block a row (begin 0) without preload: the first chunk's loads go
+  // out with the slot alone, beside the position's lookup, instead of after
+  // it; the slots past the cached positions are zeroed once it is known (p's
+  // key and value come in the masked pass). Like preload, before the wait:
+  // earlier steps wrote every cached position.
+  constexpr bool speculate = kSpeculate;  // launched with splits 1 only
+  static_assert(!(kSpeculate && (preload || kRotate)), "speculation: one block a row, no rotation");
+  if constexpr (speculate) {
+#pragma unroll
+    for (int a = 0; a < kAhead; ++a) {
+      const int t = first + a * kPositions;
+      const bool in = t < max_context;
+      key[a] = in ? *reinterpret_cast<const uint4*>(keys + t * kHeadDim + d0) : uint4{};
+      val[a] = in ? *reinterpret_cast<const uint4*>(values + t * kHeadDim + d0) : uint4{};
+    }
+  }
   // p, the new position (its key and value come with qkv).
   const int position = static_cast<int>(
       min(positions[positions_by_slot ? slot : b], static_cast<int64_t>(max_context - 1)));
@@ -163,28 +190,24 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   // Positions [begin, cached_end) are read from the cache in whole chunks;
   // without rotation p is not in the cache yet.
   const int cached_end = kRotate || !has_new ? end : position;
-  const size_t head_offset =
-      (static_cast<size_t>(slot) * kv_heads + kv_head) * max_context * kHeadDim;
-  T* keys = k_cache + head_offset;
-  T* values = v_cache + head_offset;
   // Earlier steps wrote the slice's K/V of every position but p, before this
   // step's first kernel (see WaitForPreviousKernel): the first chunk's
   // positions load into registers and the rest move towards L2 while the
   // previous kernel finishes; position p (the new key and value) and lanes
   // past the slice's end stay zero until the pass.
-  const int j = tid % kLanes, d0 = j * kVec;
-  const int first = tid / kLanes;                // the thread's position within a chunk's slot
-  const int warp_first = warp * (32 / kLanes);   // the warp's first
-  uint4 key[kAhead], val[kAhead];
 #pragma unroll
   for (int a = 0; a < kAhead; ++a) {
     const int t = begin + first + a * kPositions;
+    if constexpr (speculate) {
+      if (t >= cached_end) key[a] = val[a] = uint4{};
+      continue;
+    }
     const bool early = preload && t < end && t < position;
     key[a] = early ? *reinterpret_cast<const uint4*>(keys + t * kHeadDim + d0) : uint4{};
     val[a] = early ? *reinterpret_cast<const uint4*>(values + t * kHeadDim + d0) : uint4{};
   }
   constexpr int kRowBytes = kHeadDim * static_cast<int>(sizeof(T));
-  const int prefetched = preload ? min(end, begin + kChunk) : begin;
+  const int prefetched = preload || speculate ? min(end, begin + kChunk) : begin;
   for (int offset = prefetched * kRowBytes + tid * 128; offset < min(end, length - 1) * kRowBytes;
        offset += kThreads * 128) {
     kernel::PrefetchL2(reinterpret_cast<const char*>(keys) + offset);
@@ -242,7 +265,7 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   };
   auto always = [](int) { return true; };
   int t = begin;  // block-uniform: the next chunk's first position
-  if (preload) {
+  if (preload || speculate) {
     attend_masked(t, /*loaded=*/true);
     t += kChunk;
   }
@@ -321,8 +344,14 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
 // (head_dim 64 or 128, threads 128 or 256, the shape's depth; Launch checks
 // them).
 template <typename T, int kHeadDim, int kThreads, int kAhead, int kBlocks, typename LaunchFn>
-cudaError_t DispatchRotate(bool rotate, LaunchFn&& launch) {
+cudaError_t DispatchRotate(bool rotate, bool speculate, LaunchFn&& launch) {
   constexpr bool kPreload = kBlocks == 1;
+  if constexpr (!kPreload) {
+    if (speculate && !rotate) {
+      return launch(&SplitDecodeAttentionKernel<T, kHeadDim, kThreads, false, false, kAhead,
+                                                kBlocks, true>);
+    }
+  }
   return rotate
              ? launch(&SplitDecodeAttentionKernel<T, kHeadDim, kThreads, kPreload, true, kAhead,
                                                   kBlocks>)
@@ -332,13 +361,17 @@ cudaError_t DispatchRotate(bool rotate, LaunchFn&& launch) {
 
 template <typename T, int kHeadDim, int kThreads, typename LaunchFn>
 cudaError_t DispatchFlags(const DecodeAttentionShape& shape, bool rotate, LaunchFn&& launch) {
-  if (shape.preload) return DispatchRotate<T, kHeadDim, kThreads, 4, 1>(rotate, launch);
+  if (shape.preload) return DispatchRotate<T, kHeadDim, kThreads, 4, 1>(rotate, false, launch);
+  // One block a row: the first chunk loads beside the position's lookup
+  // (N=64 540.4 -> 516.7, N=128 737.4 -> 721.9, N=256 1,054.1 -> 1,037.1 us
+  // per step; docs/results/bench/2026-12-02-h200-attention-chunks/).
+  const bool speculate = shape.splits == 1;
   const int depth = shape.ahead * 10 + shape.blocks;
   switch (depth) {
-    case 44: return DispatchRotate<T, kHeadDim, kThreads, 4, 4>(rotate, launch);
-    case 43: return DispatchRotate<T, kHeadDim, kThreads, 4, 3>(rotate, launch);
-    case 62: return DispatchRotate<T, kHeadDim, kThreads, 6, 2>(rotate, launch);
-    case 34: return DispatchRotate<T, kHeadDim, kThreads, 3, 4>(rotate, launch);
+    case 44: return DispatchRotate<T, kHeadDim, kThreads, 4, 4>(rotate, speculate, launch);
+    case 43: return DispatchRotate<T, kHeadDim, kThreads, 4, 3>(rotate, speculate, launch);
+    case 62: return DispatchRotate<T, kHeadDim, kThreads, 6, 2>(rotate, speculate, launch);
+    case 34: return DispatchRotate<T, kHeadDim, kThreads, 3, 4>(rotate, speculate, launch);
     default: return cudaErrorInvalidValue;
   }
 }
