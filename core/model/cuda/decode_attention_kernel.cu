@@ -146,7 +146,6 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   constexpr int kWarps = kThreads / 32;
   constexpr int kPositions = kThreads / kLanes;  // per block, one a thread
   constexpr int kChunk = kAhead * kPositions;    // positions per block per chunk
-  constexpr float kLog2e = 1.4426950408889634f;
   static_assert(kLanes <= 32 && 32 % kLanes == 0, "a position's lanes share a warp");
   __shared__ float query[kHeadDim];
   __shared__ float warp_max[kWarps], warp_sum[kWarps], warp_acc[kWarps][kHeadDim];
@@ -169,9 +168,8 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   // it; the slots past the cached positions are zeroed once it is known (p's
   // key and value come in the masked pass). Like preload, before the wait:
   // earlier steps wrote every cached position.
-  constexpr bool speculate = kSpeculate;  // launched with splits 1 only
   static_assert(!(kSpeculate && (preload || kRotate)), "speculation: one block a row, no rotation");
-  if constexpr (speculate) {
+  if constexpr (kSpeculate) {  // launched with splits 1 only
 #pragma unroll
     for (int a = 0; a < kAhead; ++a) {
       const int t = first + a * kPositions;
@@ -198,16 +196,16 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
 #pragma unroll
   for (int a = 0; a < kAhead; ++a) {
     const int t = begin + first + a * kPositions;
-    if constexpr (speculate) {
+    if constexpr (kSpeculate) {
       if (t >= cached_end) key[a] = val[a] = uint4{};
-      continue;
+    } else {
+      const bool early = preload && t < end && t < position;
+      key[a] = early ? *reinterpret_cast<const uint4*>(keys + t * kHeadDim + d0) : uint4{};
+      val[a] = early ? *reinterpret_cast<const uint4*>(values + t * kHeadDim + d0) : uint4{};
     }
-    const bool early = preload && t < end && t < position;
-    key[a] = early ? *reinterpret_cast<const uint4*>(keys + t * kHeadDim + d0) : uint4{};
-    val[a] = early ? *reinterpret_cast<const uint4*>(values + t * kHeadDim + d0) : uint4{};
   }
   constexpr int kRowBytes = kHeadDim * static_cast<int>(sizeof(T));
-  const int prefetched = preload || speculate ? min(end, begin + kChunk) : begin;
+  const int prefetched = preload || kSpeculate ? min(end, begin + kChunk) : begin;
   for (int offset = prefetched * kRowBytes + tid * 128; offset < min(end, length - 1) * kRowBytes;
        offset += kThreads * 128) {
     kernel::PrefetchL2(reinterpret_cast<const char*>(keys) + offset);
@@ -229,12 +227,12 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
     }
     __syncthreads();
 #pragma unroll
-    for (int i = 0; i < kVec; ++i) qv[i] = query[d0 + i] * kLog2e;
+    for (int i = 0; i < kVec; ++i) qv[i] = query[d0 + i] * kernel::kLog2e;
   } else {
     const uint4 raw = *reinterpret_cast<const uint4*>(q + d0);
     kernel::Unpack<T>(raw, qv);
 #pragma unroll
-    for (int i = 0; i < kVec; ++i) qv[i] *= scale * kLog2e;
+    for (int i = 0; i < kVec; ++i) qv[i] *= scale * kernel::kLog2e;
   }
   Running<kVec> run;
   // The chunk at t masked: its keys and values (`loaded`: all but p's already
@@ -265,7 +263,7 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   };
   auto always = [](int) { return true; };
   int t = begin;  // block-uniform: the next chunk's first position
-  if (preload || speculate) {
+  if (preload || kSpeculate) {
     attend_masked(t, /*loaded=*/true);
     t += kChunk;
   }

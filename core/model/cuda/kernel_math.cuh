@@ -102,6 +102,9 @@ __device__ __forceinline__ void LoadVecCoherent(const T* p, float (&out)[Vec16<T
   Unpack<T>(raw, out);
 }
 
+// log2 e: exp(x) = 2^(x log2 e), for softmaxes kept in log2 units.
+constexpr float kLog2e = 1.4426950408889634f;
+
 // 2^x on the multi-function unit (ex2.approx.ftz: ~2 ulp, -inf gives 0,
 // subnormal results flush to 0). One instruction, where __expf also scales
 // by log2 e and guards the subnormal range (five more).

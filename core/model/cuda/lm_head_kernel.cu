@@ -116,21 +116,25 @@ struct RowSlice {
   }
 };
 
-// Calls visit(value, index) for the slice's logits: each thread's vectors j0
-// + a * kGreedyThreads (j0 = begin + thread, stepping by kGreedyAhead *
-// kGreedyThreads), kGreedyAhead loaded before any is used, then its
-// scalars. Plain (coherent) loads: the logits come from the previous kernel.
-template <typename T, typename Visit>
-__device__ __forceinline__ void ForEachLogit(const RowSlice<T>& slice, Visit&& visit) {
-  constexpr int kVec = RowSlice<T>::kVec;
-  const uint4* body = slice.Body();
-  for (int j0 = slice.begin + threadIdx.x; j0 < slice.end; j0 += kGreedyAhead * kGreedyThreads) {
-    uint4 raw[kGreedyAhead];
+// A thread's kGreedyAhead vectors of a slice, j0 + a * kGreedyThreads (a <
+// kGreedyAhead, those before the slice's end), loaded before any is used.
+// Plain (coherent) loads: the logits come from the previous kernel.
+template <typename T>
+struct VectorRun {
+  uint4 raw[kGreedyAhead];
+
+  __device__ void Load(const RowSlice<T>& slice, int j0) {
+    const uint4* body = slice.Body();
 #pragma unroll
     for (int a = 0; a < kGreedyAhead; ++a) {
       const int j = j0 + a * kGreedyThreads;
       if (j < slice.end) raw[a] = body[j];
     }
+  }
+  // visit(value, index) for each loaded logit, in order.
+  template <typename Visit>
+  __device__ void ForEach(const RowSlice<T>& slice, int j0, Visit&& visit) const {
+    constexpr int kVec = RowSlice<T>::kVec;
 #pragma unroll
     for (int a = 0; a < kGreedyAhead; ++a) {
       const int j = j0 + a * kGreedyThreads;
@@ -139,6 +143,18 @@ __device__ __forceinline__ void ForEachLogit(const RowSlice<T>& slice, Visit&& v
 #pragma unroll
       for (int e = 0; e < kVec; ++e) visit(kernel::ToFloat(v[e]), slice.lead + j * kVec + e);
     }
+  }
+};
+
+// Calls visit(value, index) for the slice's logits: each thread's runs of
+// vectors from j0 = begin + thread, stepping by kGreedyAhead *
+// kGreedyThreads, then its scalars.
+template <typename T, typename Visit>
+__device__ __forceinline__ void ForEachLogit(const RowSlice<T>& slice, Visit&& visit) {
+  for (int j0 = slice.begin + threadIdx.x; j0 < slice.end; j0 += kGreedyAhead * kGreedyThreads) {
+    VectorRun<T> run;
+    run.Load(slice, j0);
+    run.ForEach(slice, j0, visit);
   }
   for (int i = threadIdx.x; i < slice.scalars; i += kGreedyThreads) {
     const int index = slice.ScalarIndex(i);
@@ -146,36 +162,23 @@ __device__ __forceinline__ void ForEachLogit(const RowSlice<T>& slice, Visit&& v
   }
 }
 
-// A thread's share of a slice that Fits, loaded once into registers and
-// visited as ForEachLogit visits it (same logits, same order), so the
-// second pass reads no memory.
+// A thread's share of a slice that Fits (one run and at most one scalar),
+// loaded once into registers and visited as ForEachLogit visits it (same
+// logits, same order), so the second pass reads no memory.
 template <typename T>
 struct HeldLogits {
-  uint4 raw[kGreedyAhead];
+  VectorRun<T> run;
   float scalar = 0.0f;
 
   __device__ void Load(const RowSlice<T>& slice) {
-    const uint4* body = slice.Body();
-#pragma unroll
-    for (int a = 0; a < kGreedyAhead; ++a) {
-      const int j = slice.begin + threadIdx.x + a * kGreedyThreads;
-      if (j < slice.end) raw[a] = body[j];
-    }
+    run.Load(slice, slice.begin + threadIdx.x);
     if (threadIdx.x < slice.scalars) {
       scalar = kernel::ToFloat(slice.row[slice.ScalarIndex(threadIdx.x)]);
     }
   }
   template <typename Visit>
   __device__ void ForEach(const RowSlice<T>& slice, Visit&& visit) const {
-    constexpr int kVec = RowSlice<T>::kVec;
-#pragma unroll
-    for (int a = 0; a < kGreedyAhead; ++a) {
-      const int j = slice.begin + threadIdx.x + a * kGreedyThreads;
-      if (j >= slice.end) break;
-      const T* v = reinterpret_cast<const T*>(&raw[a]);
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) visit(kernel::ToFloat(v[e]), slice.lead + j * kVec + e);
-    }
+    run.ForEach(slice, slice.begin + threadIdx.x, visit);
     if (threadIdx.x < slice.scalars) visit(scalar, slice.ScalarIndex(threadIdx.x));
   }
 };
@@ -281,10 +284,9 @@ GreedyTokensKernel(const T* __restrict__ logits, int vocab, int64_t row_stride,
       }
     }
     tokens[b] = index;  // vocab >= 1, so some block saw a logit
-    // x[index] is `best` (the same logit), or NaN where best is: (x[index] -
-    // best) - log(total), as read from the row before.
-    const float at_index = best;
-    logprobs[b] = at_index - best - logf(total);
+    // x[index] - best - log(total) with x[index] = best (the same logit): 0,
+    // or NaN where best is NaN.
+    logprobs[b] = best - best - logf(total);
   }
   cluster.sync();  // no block exits while the first one reads its shared memory
 }

@@ -62,7 +62,6 @@ PrefillAttentionMmaKernel(const T* __restrict__ q, int64_t q_row_stride,
   constexpr int kDimSteps = kDim / 16;    // k-steps of Q K^T
   constexpr int kDimTiles = kDim / 8;     // n-tiles of O
   constexpr int kChunks = kDim / 8;       // 16-byte pieces of a K/V row
-  constexpr float kLog2e = 1.4426950408889634f;
   __shared__ __align__(16) unsigned char shared_bytes[Shared::kBytes];
   auto& staging = *reinterpret_cast<typename Shared::Staging*>(shared_bytes);
   auto& merge = *reinterpret_cast<typename Shared::Merge*>(shared_bytes);
@@ -77,7 +76,7 @@ PrefillAttentionMmaKernel(const T* __restrict__ q, int64_t q_row_stride,
   const T* keys = k_cache + head_offset;
   const T* values = v_cache + head_offset;
   const int last = pos0 + n - 1;  // the tile's last position
-  const float log2_scale = scale * kLog2e;
+  const float log2_scale = scale * kernel::kLog2e;
 
   // Q's A fragments: rows quad_row and quad_row + 8 of the tile (zeros past n).
   uint32_t qf[kDimSteps][4];
