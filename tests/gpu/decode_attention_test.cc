@@ -4,8 +4,9 @@
 // computed in float64 by ATen: fp32, fp16 and bf16, head sizes 64 and 128,
 // with and without grouped-query heads, contexts from the first position to
 // 1,001 (on and around the edges of a block's passes), rows read through
-// per-slot positions. With rotation (Llama's RoPE and Qwen3's Q/K norms),
-// every shape against the unsplit 256-thread one: output and appended key.
+// per-slot positions, the caches past each row's context NaN. With rotation
+// (Llama's RoPE and Qwen3's Q/K norms), every shape against the unsplit
+// 256-thread one: output and appended key.
 #include <cmath>
 #include <string>
 #include <utility>
@@ -90,6 +91,14 @@ TEST(DecodeAttentionTest, EveryShapeMatchesFloat64Attention) {
       at::Tensor by_slot = at::zeros({B + 1}, at::kLong);
       for (int64_t b = 0; b < B; ++b) by_slot[B - b] = kPositions[b];
       by_slot = by_slot.to(at::kCUDA);
+      // A row's cache from its position on holds NaN: the kernel must not
+      // weigh (0 * NaN) what lies past the context, even in slots it loads
+      // before it knows the position.
+      for (int64_t b = 0; b < B; ++b) {
+        const int64_t p = kPositions[b];
+        k0[B - b].narrow(1, p, kContext - p).fill_(NAN);
+        v0[B - b].narrow(1, p, kContext - p).fill_(NAN);
+      }
       const double scale = 1.0 / std::sqrt(static_cast<double>(D));
       const double tolerance = dtype == at::kFloat ? 1e-5 : dtype == at::kHalf ? 3e-3 : 2e-2;
       for (const DecodeAttentionShape& launch : AllShapes()) {
