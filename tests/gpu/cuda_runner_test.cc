@@ -277,7 +277,8 @@ TEST(DecodeKernelTest, GreedyTakesTheFirstMaximumOfTheLmHeadsLogits) {
 // head narrowed to V columns, as GPT-2's above kMaxFusedRows rows): the same
 // tie and NaN cases (and a tie inside one 16-byte vector), and the float32
 // logits it writes on the way equal the conversion ATen does; at batches
-// that split a row over 8, 4, 2 and 1 blocks, with rows that start on a
+// that split a row over 8, 4, 2 and 1 blocks (on an H200's 132
+// multiprocessors; 264 blocks at once), with rows that start on a
 // 16-byte boundary (padding 47) and rows that mostly do not (padding 3);
 // and without the conversion (convert = false), the same tokens and
 // log-probabilities.
@@ -285,7 +286,7 @@ TEST(DecodeKernelTest, GreedyDecodeConvertsStridedLowPrecisionLogits) {
   c10::InferenceMode inference_mode;
   const int64_t vocab = 50257;
   for (int64_t padding : {47, 3}) {
-    for (int64_t rows : {1, 9, 66, 200, 600}) {
+    for (int64_t rows : {1, 9, 66, 100, 600}) {
       for (bool with_nan : {false, true}) {
         at::Tensor values = at::randn({rows, vocab}, at::kFloat);
         values.select(1, 40000).fill_(9.0);
@@ -344,6 +345,38 @@ TEST(DecodeKernelTest, GreedyDecodeOnShortMisalignedRows) {
         EXPECT_TRUE(at::allclose(out.logprobs.cpu(), expected, 1e-5, 1e-5)) << where;
       }
     }
+  }
+}
+
+// The greedy kernel on rows with infinite logits: -inf before, between and
+// after the finite ones (a masked vocabulary), rows of -inf only (ATen:
+// token 0, log-probability NaN; one whose first logits are read one by one,
+// one whose row starts on a 16-byte boundary) and a row with two +inf (the
+// first, NaN), at batches that split a row over 8 and 1 blocks: token =
+// torch.argmax, log-probability = log_softmax's.
+TEST(DecodeKernelTest, GreedyDecodeSkipsMinusInfinityLogits) {
+  c10::InferenceMode inference_mode;
+  const int64_t vocab = 50257;
+  for (int64_t rows : {4, 600}) {
+    at::Tensor values = at::randn({rows, vocab}, at::kFloat);
+    values.narrow(1, 0, 30000).fill_(-INFINITY);    // the first blocks' slices
+    values.narrow(1, 40000, 100).fill_(-INFINITY);  // inside a slice
+    values.narrow(1, vocab - 5, 5).fill_(-INFINITY);
+    values[1].fill_(-INFINITY);
+    // Row 8 starts on a 16-byte boundary: its only scalar is the last logit.
+    if (rows > 8) values[8].fill_(-INFINITY);
+    values[2][31000] = 8.0;
+    values[3][35000] = INFINITY;
+    values[3][45000] = INFINITY;
+    const at::Tensor want = values.to(at::kBFloat16).to(at::kFloat);
+    const CausalLm::SlotDecode out = GreedyDecode(want.to(at::kBFloat16).to(at::kCUDA));
+    EXPECT_TRUE(out.tokens.cpu().equal(want.argmax(1))) << "rows " << rows;
+    const at::Tensor expected =
+        at::log_softmax(want, 1).gather(1, want.argmax(1).unsqueeze(1)).squeeze(1);
+    EXPECT_TRUE(at::allclose(out.logprobs.cpu(), expected, 1e-5, 1e-5, /*equal_nan=*/true))
+        << "rows " << rows << ": " << out.logprobs.cpu().narrow(0, 0, 4);
+    EXPECT_TRUE(std::isnan(expected[1].item<float>())) << "ATen: a row of -inf has no softmax";
+    EXPECT_EQ(out.tokens.cpu()[3].item<int64_t>(), 35000);
   }
 }
 

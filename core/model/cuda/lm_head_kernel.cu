@@ -22,6 +22,9 @@ namespace cg = cooperative_groups;
 
 constexpr int kGreedyThreads = 512;
 constexpr int kGreedyBlocks = 8;  // per row at most: a cluster
+// Resident per multiprocessor (the register cap: 64 a thread; at 40, three
+// a multiprocessor, the bf16 kernel spills).
+constexpr int kGreedyBlocksPerSm = 2;
 constexpr int kNoIndex = INT_MAX;  // a thread or warp that saw no logit
 
 // Whether candidate (value, index) beats the current (best, best_index) for
@@ -77,14 +80,6 @@ cudaError_t LaunchLmHeadRows(const void* x, const void* weight, float* logits, i
 #undef TANDEM_LM_HEAD
 }
 
-// What one block found in its slice of a row: the first index of the
-// maximum (kNoIndex when the slice is empty) and sum(exp(x - best)).
-struct GreedyPart {
-  float best;
-  int index;
-  float sum;
-};
-
 constexpr int kGreedyAhead = 4;  // vectors a thread loads before using any
 
 // The logits of row[0, vocab) that block `split` of `blocks` owns: 16-byte
@@ -110,97 +105,143 @@ struct RowSlice {
   __device__ const uint4* Body() const { return reinterpret_cast<const uint4*>(row + lead); }
   // The row index of scalar i (i < scalars).
   __device__ int ScalarIndex(int i) const { return i < lead ? i : tail + (i - lead); }
-  // Whether each thread's kGreedyAhead vectors and one scalar hold the slice.
-  __device__ bool Fits() const {
-    return end - begin <= kGreedyAhead * kGreedyThreads && scalars <= kGreedyThreads;
-  }
 };
 
-// A thread's kGreedyAhead vectors of a slice, j0 + a * kGreedyThreads (a <
-// kGreedyAhead, those before the slice's end), loaded before any is used.
-// Plain (coherent) loads: the logits come from the previous kernel.
-template <typename T>
-struct VectorRun {
-  uint4 raw[kGreedyAhead];
-
-  __device__ void Load(const RowSlice<T>& slice, int j0) {
-    const uint4* body = slice.Body();
+// Calls vector(values, index of values[0]) for the slice's 16-byte vectors
+// (values: float[kVec]), each thread's in index order (j = begin + thread,
+// stepping by kGreedyThreads, kGreedyAhead of them loaded before any is
+// used; plain loads, the logits come from the previous kernel), then
+// scalar(value, index) for its scalars.
+template <typename T, typename VisitVector, typename VisitScalar>
+__device__ __forceinline__ void ForEachLogit(const RowSlice<T>& slice, VisitVector&& vector,
+                                             VisitScalar&& scalar) {
+  constexpr int kVec = RowSlice<T>::kVec;
+  const uint4* body = slice.Body();
+  for (int j0 = slice.begin + threadIdx.x; j0 < slice.end; j0 += kGreedyAhead * kGreedyThreads) {
+    uint4 raw[kGreedyAhead];
 #pragma unroll
     for (int a = 0; a < kGreedyAhead; ++a) {
       const int j = j0 + a * kGreedyThreads;
       if (j < slice.end) raw[a] = body[j];
     }
-  }
-  // visit(value, index) for each loaded logit, in order.
-  template <typename Visit>
-  __device__ void ForEach(const RowSlice<T>& slice, int j0, Visit&& visit) const {
-    constexpr int kVec = RowSlice<T>::kVec;
 #pragma unroll
     for (int a = 0; a < kGreedyAhead; ++a) {
       const int j = j0 + a * kGreedyThreads;
       if (j >= slice.end) break;
-      const T* v = reinterpret_cast<const T*>(&raw[a]);
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) visit(kernel::ToFloat(v[e]), slice.lead + j * kVec + e);
+      float v[kVec];
+      kernel::Unpack<T>(raw[a], v);
+      vector(v, slice.lead + j * kVec);
     }
-  }
-};
-
-// Calls visit(value, index) for the slice's logits: each thread's runs of
-// vectors from j0 = begin + thread, stepping by kGreedyAhead *
-// kGreedyThreads, then its scalars.
-template <typename T, typename Visit>
-__device__ __forceinline__ void ForEachLogit(const RowSlice<T>& slice, Visit&& visit) {
-  for (int j0 = slice.begin + threadIdx.x; j0 < slice.end; j0 += kGreedyAhead * kGreedyThreads) {
-    VectorRun<T> run;
-    run.Load(slice, j0);
-    run.ForEach(slice, j0, visit);
   }
   for (int i = threadIdx.x; i < slice.scalars; i += kGreedyThreads) {
     const int index = slice.ScalarIndex(i);
-    visit(kernel::ToFloat(slice.row[index]), index);
+    scalar(kernel::ToFloat(slice.row[index]), index);
   }
 }
 
-// A thread's share of a slice that Fits (one run and at most one scalar),
-// loaded once into registers and visited as ForEachLogit visits it (same
-// logits, same order), so the second pass reads no memory.
-template <typename T>
-struct HeldLogits {
-  VectorRun<T> run;
-  float scalar = 0.0f;
+// What a thread, warp, block or cluster found in its logits: the first index
+// of the maximum (kNoIndex when it saw none but -inf), the maximum, and
+// sum(exp(x - best)) over its logits (0 when best is -inf; NaN where a logit
+// is NaN or +inf). Trivial: it lives in shared memory.
+struct GreedyPart {
+  float best;
+  int index;
+  float sum;
 
-  __device__ void Load(const RowSlice<T>& slice) {
-    run.Load(slice, slice.begin + threadIdx.x);
-    if (threadIdx.x < slice.scalars) {
-      scalar = kernel::ToFloat(slice.row[slice.ScalarIndex(threadIdx.x)]);
-    }
+  // sum rebased from best to new_best >= best (0 while best is -inf).
+  __device__ float SumAt(float new_best) const {
+    return best == -INFINITY ? 0.0f : sum * kernel::Exp2((best - new_best) * kernel::kLog2e);
   }
-  template <typename Visit>
-  __device__ void ForEach(const RowSlice<T>& slice, Visit&& visit) const {
-    run.ForEach(slice, slice.begin + threadIdx.x, visit);
-    if (threadIdx.x < slice.scalars) visit(scalar, slice.ScalarIndex(threadIdx.x));
+  // Both parts' logits in one (the same result in any order).
+  __device__ void Merge(const GreedyPart& other) {
+    GreedyPart winner = *this;
+    if (Beats(other.best, other.index, best, index)) winner = other;
+    winner.sum = SumAt(winner.best) + other.SumAt(winner.best);
+    *this = winner;
+  }
+};
+
+// A thread's pass over its logits, in index order (vectors) and then out of
+// it (the scalars): an online softmax whose exp-sum is kept against `shift`
+// (log2 units), moved up only when the maximum passes it by kSlack, so a
+// logit costs a compare and two selects (the first strictly greater one is
+// the first maximum), an FMA, an ex2 and an add. A NaN or +inf logit turns
+// the sum NaN; Part() then finds the first maximum again by Beats (NaN the
+// largest), which the selects cannot.
+struct ThreadGreedy {
+  static constexpr float kSlack = 8.0f;  // terms stay below 2^8
+  float best = -INFINITY;
+  int index = kNoIndex;
+  float shift = -FLT_MAX;  // finite: a -inf logit adds exp2(-inf) = 0
+  float sum = 0.0f;
+
+  template <int kCount>
+  __device__ void Visit(const float (&v)[kCount], int first) {
+#pragma unroll
+    for (int e = 0; e < kCount; ++e) {
+      const bool greater = v[e] > best;
+      best = greater ? v[e] : best;
+      index = greater ? first + e : index;
+    }
+    Add(v);
+  }
+  // A scalar: it may come before the vectors in the row, so ties count. As
+  // in Visit, neither NaN (the rescan's) nor -inf (a row of -inf only takes
+  // index 0 at the end) is taken.
+  __device__ void VisitScalar(float v, int i) {
+    if (v == v && v != -INFINITY && Beats(v, i, best, index)) {
+      best = v;
+      index = i;
+    }
+    const float one[1] = {v};
+    Add(one);
+  }
+  template <int kCount>
+  __device__ void Add(const float (&v)[kCount]) {
+    const float top = best * kernel::kLog2e;
+    if (top > shift + kSlack) {
+      sum *= kernel::Exp2(shift - top);
+      shift = top;
+    }
+#pragma unroll
+    for (int e = 0; e < kCount; ++e) sum += kernel::Exp2(v[e] * kernel::kLog2e - shift);
+  }
+  // The thread's part; `rescan` visits its logits again (each with Beats)
+  // where the sum is NaN.
+  template <typename Rescan>
+  __device__ GreedyPart Part(Rescan&& rescan) const {
+    const float at_best =
+        best == -INFINITY ? 0.0f : sum * kernel::Exp2(shift - best * kernel::kLog2e);
+    GreedyPart part{best, index, at_best};
+    if (sum != sum) {
+      part = {-INFINITY, kNoIndex, sum};
+      rescan([&](float v, int i) {
+        if (Beats(v, i, part.best, part.index)) {
+          part.best = v;
+          part.index = i;
+        }
+      });
+    }
+    return part;
   }
 };
 
 // A row's logits in gridDim.z slices (up to kGreedyBlocks), one block each,
-// the blocks of a row forming a thread-block cluster: each finds its slice's
-// first maximum and exp-sum (two passes; where the slice Fits, the second
-// over the registers the first loaded), then the cluster's first block
-// merges them (every block's part read at once through distributed shared
-// memory) into the row's token and its log-softmax value x[index] - (max +
-// log(sum(exp(x - max)))), x[index] being the maximum itself. Row b starts
-// at b * row_stride; with `copy` (not null) the first pass also writes the
-// row there as float32 [B, V] (a T-typed LM head's logits, converted on the
-// way).
+// the blocks of a row forming a thread-block cluster. One pass: each thread
+// keeps a ThreadGreedy of its logits, merged as GreedyParts over the warp
+// (shuffles), the block (shared memory) and the cluster (the first block
+// reads every block's part through distributed shared memory) into the
+// row's token and its log-softmax value x[index] - (max + log(sum(exp(x -
+// max)))), x[index] being the maximum itself. Row b starts at b *
+// row_stride; with `copy` (not null) the pass also writes the row there as
+// float32 [B, V] (a T-typed LM head's logits, converted on the way).
 template <typename T>
-__global__ void __launch_bounds__(kGreedyThreads)
+__global__ void __launch_bounds__(kGreedyThreads, kGreedyBlocksPerSm)
 GreedyTokensKernel(const T* __restrict__ logits, int vocab, int64_t row_stride,
                    float* __restrict__ copy, int64_t* __restrict__ tokens,
                    float* __restrict__ logprobs) {
-  __shared__ float best_values[kGreedyThreads / 32];
-  __shared__ int best_indices[kGreedyThreads / 32];
-  __shared__ float sums[kGreedyThreads / 32];
+  constexpr int kVec = RowSlice<T>::kVec;
+  __shared__ GreedyPart warp_parts[kGreedyThreads / 32];
   __shared__ GreedyPart part;  // read by the cluster's first block
   kernel::AllowNextKernel();
   kernel::WaitForPreviousKernel();
@@ -208,56 +249,43 @@ GreedyTokensKernel(const T* __restrict__ logits, int vocab, int64_t row_stride,
             lane = tid % 32;
   const int blocks = gridDim.z;
   const RowSlice<T> slice(logits + b * row_stride, vocab, split, blocks);
-  const bool held = copy == nullptr && slice.Fits();  // block-uniform
-  HeldLogits<T> logits_held;
-  if (held) logits_held.Load(slice);
-  auto each_logit = [&](auto&& visit) {
-    if (held) {
-      logits_held.ForEach(slice, visit);
-    } else {
-      ForEachLogit(slice, visit);
-    }
-  };
   float* copy_row = copy != nullptr ? copy + static_cast<size_t>(b) * vocab : nullptr;
-  float best = -INFINITY;
-  int index = kNoIndex;
-  each_logit([&](float v, int i) {
-    if (copy_row != nullptr) copy_row[i] = v;
-    if (Beats(v, i, best, index)) {
-      best = v;
-      index = i;
-    }
+  ThreadGreedy pass;
+  ForEachLogit(
+      slice,
+      [&](const float (&v)[kVec], int first) {
+        if (copy_row != nullptr) {
+#pragma unroll
+          for (int e = 0; e < kVec; ++e) copy_row[first + e] = v[e];
+        }
+        pass.Visit(v, first);
+      },
+      [&](float v, int i) {
+        if (copy_row != nullptr) copy_row[i] = v;
+        pass.VisitScalar(v, i);
+      });
+  GreedyPart mine = pass.Part([&](auto&& visit) {
+    ForEachLogit(
+        slice,
+        [&](const float (&v)[kVec], int first) {
+#pragma unroll
+          for (int e = 0; e < kVec; ++e) visit(v[e], first + e);
+        },
+        visit);
   });
   for (int offset = 16; offset > 0; offset >>= 1) {
-    const float other = __shfl_xor_sync(0xffffffffu, best, offset);
-    const int other_index = __shfl_xor_sync(0xffffffffu, index, offset);
-    if (Beats(other, other_index, best, index)) {
-      best = other;
-      index = other_index;
-    }
+    GreedyPart other;
+    other.best = __shfl_xor_sync(0xffffffffu, mine.best, offset);
+    other.index = __shfl_xor_sync(0xffffffffu, mine.index, offset);
+    other.sum = __shfl_xor_sync(0xffffffffu, mine.sum, offset);
+    mine.Merge(other);
   }
-  if (lane == 0) {
-    best_values[warp] = best;
-    best_indices[warp] = index;
-  }
-  __syncthreads();
-  best = best_values[0];
-  index = best_indices[0];
-  for (int w = 1; w < kGreedyThreads / 32; ++w) {
-    if (Beats(best_values[w], best_indices[w], best, index)) {
-      best = best_values[w];
-      index = best_indices[w];
-    }
-  }
-  float sum = 0.0f;
-  each_logit([&](float v, int) { sum += __expf(v - best); });
-  sum = WarpSum(sum);
-  if (lane == 0) sums[warp] = sum;
+  if (lane == 0) warp_parts[warp] = mine;
   __syncthreads();
   if (tid == 0) {
-    float total = 0.0f;
-    for (int w = 0; w < kGreedyThreads / 32; ++w) total += sums[w];
-    part = {best, index, total};
+    GreedyPart merged = warp_parts[0];
+    for (int w = 1; w < kGreedyThreads / 32; ++w) merged.Merge(warp_parts[w]);
+    part = merged;
   }
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();  // every block's part is written
@@ -267,37 +295,28 @@ GreedyTokensKernel(const T* __restrict__ logits, int vocab, int64_t row_stride,
     for (int r = 0; r < kGreedyBlocks; ++r) {
       if (r < blocks) parts[r] = *cluster.map_shared_rank(&part, r);
     }
-    best = -INFINITY;
-    index = kNoIndex;
+    GreedyPart row = parts[0];
 #pragma unroll
-    for (int r = 0; r < kGreedyBlocks; ++r) {
-      if (r < blocks && Beats(parts[r].best, parts[r].index, best, index)) {
-        best = parts[r].best;
-        index = parts[r].index;
-      }
+    for (int r = 1; r < kGreedyBlocks; ++r) {
+      if (r < blocks) row.Merge(parts[r]);
     }
-    float total = 0.0f;
-#pragma unroll
-    for (int r = 0; r < kGreedyBlocks; ++r) {
-      if (r < blocks && parts[r].index != kNoIndex) {
-        total += parts[r].sum * __expf(parts[r].best - best);
-      }
-    }
-    tokens[b] = index;  // vocab >= 1, so some block saw a logit
+    // kNoIndex: every logit -inf, the first (0) their maximum.
+    tokens[b] = row.index == kNoIndex ? 0 : row.index;
     // x[index] - best - log(total) with x[index] = best (the same logit): 0,
-    // or NaN where best is NaN.
-    logprobs[b] = best - best - logf(total);
+    // or NaN where best is NaN or +/-inf.
+    logprobs[b] = row.best - row.best - logf(row.sum);
   }
   cluster.sync();  // no block exits while the first one reads its shared memory
 }
 
 // Blocks per row: kGreedyBlocks, halved while the batch would take more
-// than 512 blocks (a wave of 512-thread blocks is 4 per multiprocessor, 528
-// on an H200: a mixed step's 65 or 66 rows at 8 blocks each filled it
-// exactly and ran 29 us against 19 us for 64 rows).
+// blocks than fit at once (kGreedyBlocksPerSm a multiprocessor, 264 on an
+// H200), so the kernel runs in one wave: a row's blocks add parallelism only
+// where the batch leaves multiprocessors idle.
 int GreedyBlocksPerRow(int batch) {
+  const int resident = kGreedyBlocksPerSm * kernel::MultiprocessorCount();
   int blocks = kGreedyBlocks;
-  while (blocks > 1 && batch * blocks > 512) blocks /= 2;
+  while (blocks > 1 && batch * blocks > resident) blocks /= 2;
   return blocks;
 }
 
