@@ -40,14 +40,6 @@ std::vector<DecodeAttentionShape> AllShapes() {
   return shapes;
 }
 
-std::string Name(const DecodeAttentionShape& s) {
-  return "threads " + std::to_string(s.threads) + " splits " + std::to_string(s.splits) +
-         (s.preload ? " preload"
-          : s.ahead != 4 || s.blocks != 4
-              ? " ahead " + std::to_string(s.ahead) + " x" + std::to_string(s.blocks)
-              : "");
-}
-
 struct Result {
   at::Tensor out;   // [B, H, D]
   at::Tensor k, v;  // the caches after the append
@@ -66,7 +58,7 @@ Result Launch(const DecodeAttentionShape& launch, const at::Tensor& qkv, const a
                 r.out.data_ptr(), B, H, G, D, k0.size(2), 1.0 / std::sqrt(static_cast<double>(D)),
                 CurrentStream(), rotary),
             cudaSuccess)
-      << Name(launch);
+      << DecodeAttentionShapeName(launch);
   return r;
 }
 
@@ -102,6 +94,7 @@ TEST(DecodeAttentionTest, EveryShapeMatchesFloat64Attention) {
       const double scale = 1.0 / std::sqrt(static_cast<double>(D));
       const double tolerance = dtype == at::kFloat ? 1e-5 : dtype == at::kHalf ? 3e-3 : 2e-2;
       for (const DecodeAttentionShape& launch : AllShapes()) {
+        const std::string name = DecodeAttentionShapeName(launch);
         const auto [out, k, v] = Launch(launch, qkv, k0, v0, slots, by_slot, true, H, G, nullptr);
         for (int64_t b = 0; b < B; ++b) {
           const int64_t slot = B - b, p = kPositions[b];
@@ -124,7 +117,7 @@ TEST(DecodeAttentionTest, EveryShapeMatchesFloat64Attention) {
             const at::Tensor got = out[b][h].to(at::kDouble);
             const double error = ((got - want).norm() / want.norm()).item<double>();
             EXPECT_LE(error, tolerance)
-                << Name(launch) << " " << c10::toString(dtype) << " H " << H << " G " << G
+                << name << " " << c10::toString(dtype) << " H " << H << " G " << G
                 << " D " << D << " position " << p << " head " << h;
           }
         }
@@ -163,15 +156,16 @@ TEST(DecodeAttentionTest, EveryShapeRotatesAsTheSplitKernel) {
       }
       at::Tensor want_out, want_k, want_v;
       for (const DecodeAttentionShape& launch : AllShapes()) {
+        const std::string name = DecodeAttentionShapeName(launch);
         const auto [out, k, v] =
             Launch(launch, qkv, k0, v0, slots, positions, false, H, G, &rotary);
         if (want_out.defined()) {
           const double error =
               ((out.to(at::kDouble) - want_out).norm() / want_out.norm()).item<double>();
           EXPECT_LE(error, dtype == at::kFloat ? 1e-6 : 1e-2)
-              << Name(launch) << " " << c10::toString(dtype) << " norms " << norms;
-          EXPECT_TRUE(at::equal(k, want_k)) << Name(launch) << " norms " << norms;
-          EXPECT_TRUE(at::equal(v, want_v)) << Name(launch) << " norms " << norms;
+              << name << " " << c10::toString(dtype) << " norms " << norms;
+          EXPECT_TRUE(at::equal(k, want_k)) << name << " norms " << norms;
+          EXPECT_TRUE(at::equal(v, want_v)) << name << " norms " << norms;
         } else {
           want_out = out.to(at::kDouble);
           want_k = k;

@@ -38,13 +38,6 @@ using bf16 = __nv_bfloat16;
 constexpr int kLayers = 12, kHeads = 12, kHeadDim = 64, kMaxBatch = 256, kMaxContext = 1025;
 constexpr int kReplays = 20;
 
-std::string Name(const DecodeAttentionShape& s) {
-  return "block " + std::to_string(s.threads) + " split " + std::to_string(s.splits) +
-         (s.preload ? " preload"
-          : s.ahead != 4 || s.blocks != 4
-              ? " ahead " + std::to_string(s.ahead) + " x" + std::to_string(s.blocks)
-              : "");
-}
 
 float ToFloat(uint16_t bits) {
   const uint32_t word = static_cast<uint32_t>(bits) << 16;
@@ -177,8 +170,8 @@ int main(int argc, char** argv) {
         for (size_t k = 0; k < got.size(); ++k) {
           diff = std::fmax(diff, std::fabs(ToFloat(got[k]) - ToFloat(reference[k])));
         }
-        report(batch, context, (i == 0 ? "default: " : "") + Name(shape), TimeLayers(launch),
-               diff);
+        const std::string name = tandem::DecodeAttentionShapeName(shape);
+        report(batch, context, (i == 0 ? "default: " : "") + name, TimeLayers(launch), diff);
       }
       // What the same bytes cost to read without attention's math: in the
       // same slices, and from one contiguous region.

@@ -326,7 +326,9 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   cluster.sync();  // every block's part is written
   if (split == 0 && tid < kHeadDim) {
     float row_top = -FLT_MAX;
-    for (int r = 0; r < splits; ++r) row_top = fmaxf(row_top, *cluster.map_shared_rank(&part_max, r));
+    for (int r = 0; r < splits; ++r) {
+      row_top = fmaxf(row_top, *cluster.map_shared_rank(&part_max, r));
+    }
     float total = 0.0f, merged = 0.0f;
     for (int r = 0; r < splits; ++r) {
       const float weight = kernel::Exp2(*cluster.map_shared_rank(&part_max, r) - row_top);
@@ -364,14 +366,14 @@ cudaError_t DispatchFlags(const DecodeAttentionShape& shape, bool rotate, Launch
   // (N=64 540.4 -> 516.7, N=128 737.4 -> 721.9, N=256 1,054.1 -> 1,037.1 us
   // per step; docs/results/bench/2026-12-02-h200-attention-chunks/).
   const bool speculate = shape.splits == 1;
-  const int depth = shape.ahead * 10 + shape.blocks;
-  switch (depth) {
-    case 44: return DispatchRotate<T, kHeadDim, kThreads, 4, 4>(rotate, speculate, launch);
-    case 43: return DispatchRotate<T, kHeadDim, kThreads, 4, 3>(rotate, speculate, launch);
-    case 62: return DispatchRotate<T, kHeadDim, kThreads, 6, 2>(rotate, speculate, launch);
-    case 34: return DispatchRotate<T, kHeadDim, kThreads, 3, 4>(rotate, speculate, launch);
-    default: return cudaErrorInvalidValue;
-  }
+  const auto depth = [&](int ahead, int blocks) {
+    return shape.ahead == ahead && shape.blocks == blocks;
+  };
+  if (depth(4, 4)) return DispatchRotate<T, kHeadDim, kThreads, 4, 4>(rotate, speculate, launch);
+  if (depth(4, 3)) return DispatchRotate<T, kHeadDim, kThreads, 4, 3>(rotate, speculate, launch);
+  if (depth(6, 2)) return DispatchRotate<T, kHeadDim, kThreads, 6, 2>(rotate, speculate, launch);
+  if (depth(3, 4)) return DispatchRotate<T, kHeadDim, kThreads, 3, 4>(rotate, speculate, launch);
+  return cudaErrorInvalidValue;
 }
 
 template <typename T, typename LaunchFn>
@@ -452,6 +454,14 @@ DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads) {
     shape.ahead = 3;
   }
   return shape;
+}
+
+std::string DecodeAttentionShapeName(const DecodeAttentionShape& shape) {
+  std::string name =
+      "block " + std::to_string(shape.threads) + " split " + std::to_string(shape.splits);
+  if (shape.preload) return name + " preload";
+  if (shape.ahead == 4 && shape.blocks == 4) return name;
+  return name + " ahead " + std::to_string(shape.ahead) + " x" + std::to_string(shape.blocks);
 }
 
 cudaError_t LaunchDecodeAttentionShaped(const DecodeAttentionShape& shape, KernelDType dtype,

@@ -7,6 +7,7 @@
 #define TANDEM_CORE_MODEL_CUDA_DECODE_KERNELS_H_
 
 #include <cstdint>
+#include <string>
 
 #include <cuda_runtime.h>
 
@@ -79,6 +80,9 @@ struct DecodeAttentionShape {
   int blocks = 4;
 };
 DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads);
+// "block 256 split 1", then " preload" or, at a depth other than (4, 4),
+// " ahead A xB" (the attention bench's rows, the attention test's messages).
+std::string DecodeAttentionShapeName(const DecodeAttentionShape& shape);
 
 // LaunchDecodeAttention at a given shape (tandem-attention-bench's sweep):
 // splits 1, 2, 4 or 8, threads 128 or 256, the (ahead, blocks) pairs above;
