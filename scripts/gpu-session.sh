@@ -120,6 +120,14 @@ profile_step() {
       | cut -c1-150 > "$out.txt"
   head -30 "$out.txt"
 }
+# Nsight Compute on the first launch of the kernels matching $1 in
+# tandem-attention-bench at ATTNNCU_CASE (batch x context, default 256x164);
+# the rest: ncu's flags (sections, output).
+ncu_attention() {
+  local kernel=$1; shift
+  ATTENTION_BENCH_CASES=${ATTNNCU_CASE:-256x164} ncu --graph-profiling node \
+      -k "regex:$kernel" --launch-count 1 "$@" $bin/tandem-attention-bench
+}
 # Builds the previous tree (.prev/) once per machine.
 build_prev() {
   [ -x build-prev/bin/tandem-bench ] && return 0
@@ -205,10 +213,8 @@ for step in "$@"; do
     attnncu)
       # The first launch of each kernel at that case (the bench's first shape is the default).
       for kernel in SplitDecodeAttention ReadSlices; do
-        ATTENTION_BENCH_CASES=${ATTNNCU_CASE:-256x164} ncu --graph-profiling node \
-            -k "regex:$kernel" --launch-count 1 --section SpeedOfLight --section Occupancy \
-            --section LaunchStats --section WarpStateStats --section SchedulerStats \
-            --section MemoryWorkloadAnalysis $bin/tandem-attention-bench \
+        ncu_attention "$kernel" --section SpeedOfLight --section Occupancy --section LaunchStats \
+            --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
             > "$OUT/ncu-attention-$kernel.txt" 2>&1
         grep -E "Duration|Registers|Achieved Occupancy|Theoretical Occupancy|DRAM Throughput|\
 Issued Warp|No Eligible|Eligible Warps|Active Warps|Warp Cycles Per Issued|Block Limit" \
@@ -217,10 +223,8 @@ Issued Warp|No Eligible|Eligible Warps|Active Warps|Warp Cycles Per Issued|Block
     attnsass)
       # The attention kernel's SASS at ATTNNCU_CASE with each instruction's executed and
       # issued counts (Nsight Compute's source page) and the instruction mix.
-      ATTENTION_BENCH_CASES=${ATTNNCU_CASE:-256x164} ncu --graph-profiling node \
-          -k regex:SplitDecodeAttention --launch-count 1 --section InstructionStats \
-          --section SourceCounters -f -o "$OUT/attn-sass" $bin/tandem-attention-bench \
-          > "$OUT/attn-sass.log" 2>&1
+      ncu_attention SplitDecodeAttention --section InstructionStats --section SourceCounters \
+          -f -o "$OUT/attn-sass" > "$OUT/attn-sass.log" 2>&1
       ncu --import "$OUT/attn-sass.ncu-rep" --page source --csv --print-source sass \
           > "$OUT/attn-sass.csv" 2>&1
       ncu --import "$OUT/attn-sass.ncu-rep" --page details --print-details all \
