@@ -229,8 +229,7 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
 #pragma unroll
     for (int i = 0; i < kVec; ++i) qv[i] = query[d0 + i] * kernel::kLog2e;
   } else {
-    const uint4 raw = *reinterpret_cast<const uint4*>(q + d0);
-    kernel::Unpack<T>(raw, qv);
+    kernel::LoadVecCoherent(q + d0, qv);  // qkv: the previous kernel's output
 #pragma unroll
     for (int i = 0; i < kVec; ++i) qv[i] *= scale * kernel::kLog2e;
   }
