@@ -38,7 +38,6 @@ using bf16 = __nv_bfloat16;
 constexpr int kLayers = 12, kHeads = 12, kHeadDim = 64, kMaxBatch = 256, kMaxContext = 1025;
 constexpr int kReplays = 20;
 
-
 float ToFloat(uint16_t bits) {
   const uint32_t word = static_cast<uint32_t>(bits) << 16;
   float f;

@@ -341,10 +341,11 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
 
 // Calls launch(&SplitDecodeAttentionKernel<T, ...>) for the runtime choices
 // (head_dim 64 or 128, threads 128 or 256, the shape's depth; Launch checks
-// them).
-template <typename T, int kHeadDim, int kThreads, int kAhead, int kBlocks, typename LaunchFn>
+// them). Preloaded kernels take one block a multiprocessor and never
+// speculate.
+template <typename T, int kHeadDim, int kThreads, bool kPreload, int kAhead, int kBlocks,
+          typename LaunchFn>
 cudaError_t DispatchRotate(bool rotate, bool speculate, LaunchFn&& launch) {
-  constexpr bool kPreload = kBlocks == 1;
   if constexpr (!kPreload) {
     if (speculate && !rotate) {
       return launch(&SplitDecodeAttentionKernel<T, kHeadDim, kThreads, false, false, kAhead,
@@ -360,7 +361,9 @@ cudaError_t DispatchRotate(bool rotate, bool speculate, LaunchFn&& launch) {
 
 template <typename T, int kHeadDim, int kThreads, typename LaunchFn>
 cudaError_t DispatchFlags(const DecodeAttentionShape& shape, bool rotate, LaunchFn&& launch) {
-  if (shape.preload) return DispatchRotate<T, kHeadDim, kThreads, 4, 1>(rotate, false, launch);
+  if (shape.preload) {
+    return DispatchRotate<T, kHeadDim, kThreads, true, 4, 1>(rotate, false, launch);
+  }
   // One block a row: the first chunk loads beside the position's lookup
   // (N=64 540.4 -> 516.7, N=128 737.4 -> 721.9, N=256 1,054.1 -> 1,037.1 us
   // per step; docs/results/bench/2026-12-02-h200-attention-chunks/).
@@ -368,10 +371,18 @@ cudaError_t DispatchFlags(const DecodeAttentionShape& shape, bool rotate, Launch
   const auto depth = [&](int ahead, int blocks) {
     return shape.ahead == ahead && shape.blocks == blocks;
   };
-  if (depth(4, 4)) return DispatchRotate<T, kHeadDim, kThreads, 4, 4>(rotate, speculate, launch);
-  if (depth(4, 3)) return DispatchRotate<T, kHeadDim, kThreads, 4, 3>(rotate, speculate, launch);
-  if (depth(6, 2)) return DispatchRotate<T, kHeadDim, kThreads, 6, 2>(rotate, speculate, launch);
-  if (depth(3, 4)) return DispatchRotate<T, kHeadDim, kThreads, 3, 4>(rotate, speculate, launch);
+  if (depth(4, 4)) {
+    return DispatchRotate<T, kHeadDim, kThreads, false, 4, 4>(rotate, speculate, launch);
+  }
+  if (depth(4, 3)) {
+    return DispatchRotate<T, kHeadDim, kThreads, false, 4, 3>(rotate, speculate, launch);
+  }
+  if (depth(6, 2)) {
+    return DispatchRotate<T, kHeadDim, kThreads, false, 6, 2>(rotate, speculate, launch);
+  }
+  if (depth(3, 4)) {
+    return DispatchRotate<T, kHeadDim, kThreads, false, 3, 4>(rotate, speculate, launch);
+  }
   return cudaErrorInvalidValue;
 }
 
