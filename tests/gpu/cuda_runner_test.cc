@@ -380,6 +380,59 @@ TEST(DecodeKernelTest, GreedyDecodeSkipsMinusInfinityLogits) {
   }
 }
 
+// The greedy kernel on rows built to break its shortcuts, in fp32, fp16 and
+// bf16, each row starting off a 16-byte boundary (so its first and last
+// logits are read one by one, after the vectors): an ascending ramp -100 ..
+// 100 (the exp-sum's shift follows the maximum); the maximum tied at index 0
+// (a leading scalar) and later; tied at the last index (a trailing scalar)
+// and earlier; a +inf, then NaNs in two later blocks (the first NaN wins); a
+// NaN in a leading scalar and a later one; the lowest finite logit
+// everywhere but 100; and in fp32 / bf16 logits around 3e9 and -1e10 (the
+// shifted sum leaves the float range). At batches that split a row over 8
+// and 1 blocks: token = torch.argmax, log-probability = log_softmax's.
+TEST(DecodeKernelTest, GreedyDecodeMatchesAtenOnHardRows) {
+  c10::InferenceMode inference_mode;
+  const int64_t vocab = 50257;
+  for (at::ScalarType dtype : {at::kFloat, at::kHalf, at::kBFloat16}) {
+    for (int64_t rows : {8, 600}) {
+      const bool wide = dtype != at::kHalf;  // fp16 holds neither 3e9 nor -3e38
+      at::Tensor values = at::randn({rows, vocab + 1}, at::kFloat);
+      at::Tensor body = values.narrow(1, 1, vocab);
+      body[0].copy_(at::linspace(-100.0, 100.0, vocab));
+      body[1][0] = 9.0;
+      body[1][25000] = 9.0;
+      body[2][vocab - 1] = 9.0;
+      body[2][20000] = 9.0;
+      body[3][30000] = INFINITY;
+      body[3][40000] = NAN;
+      body[3][45000] = NAN;
+      body[4][2] = NAN;
+      body[4][30000] = NAN;
+      body[5].fill_(wide ? -3.0e38 : -65504.0);
+      body[5].narrow(0, 30000, 100).normal_();
+      if (wide) {
+        body[6].mul_(300.0).add_(3.0e9);
+        body[7].mul_(1000.0).add_(-1.0e10);
+      }
+      const at::Tensor typed = values.to(dtype);
+      const at::Tensor want = typed.narrow(1, 1, vocab).to(at::kFloat);
+      const CausalLm::SlotDecode out = GreedyDecode(typed.to(at::kCUDA).narrow(1, 1, vocab));
+      const std::string where =
+          std::string(c10::toString(dtype)) + " rows " + std::to_string(rows);
+      EXPECT_TRUE(out.tokens.cpu().equal(want.argmax(1)))
+          << where << ": " << out.tokens.cpu().narrow(0, 0, 8);
+      const at::Tensor expected =
+          at::log_softmax(want, 1).gather(1, want.argmax(1).unsqueeze(1)).squeeze(1);
+      EXPECT_TRUE(at::allclose(out.logprobs.cpu(), expected, 1e-5, 1e-5, /*equal_nan=*/true))
+          << where << ": " << out.logprobs.cpu().narrow(0, 0, 8) << expected.narrow(0, 0, 8);
+      EXPECT_EQ(out.tokens.cpu()[1].item<int64_t>(), 0) << where;
+      EXPECT_EQ(out.tokens.cpu()[2].item<int64_t>(), 20000) << where;
+      EXPECT_EQ(out.tokens.cpu()[3].item<int64_t>(), 40000) << where;
+      EXPECT_EQ(out.tokens.cpu()[4].item<int64_t>(), 2) << where;
+    }
+  }
+}
+
 // Runs `requests` through an engine in `mode` and returns each one's tokens.
 // In `waves` of four, 30 ms apart, or all at once.
 std::vector<std::vector<int32_t>> RunAll(const std::string& dir, bool pipelined, bool graphs,

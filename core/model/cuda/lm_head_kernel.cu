@@ -22,8 +22,8 @@ namespace cg = cooperative_groups;
 
 constexpr int kGreedyThreads = 512;
 constexpr int kGreedyBlocks = 8;  // per row at most: a cluster
-// Resident per multiprocessor (the register cap: 64 a thread; at 40, three
-// a multiprocessor, the bf16 kernel spills).
+// Resident per multiprocessor: 2, a cap of 64 registers a thread (at 3, a
+// cap of 40, the bf16 kernel spilled).
 constexpr int kGreedyBlocksPerSm = 2;
 constexpr int kNoIndex = INT_MAX;  // a thread or warp that saw no logit
 
@@ -152,7 +152,8 @@ struct GreedyPart {
   __device__ float SumAt(float new_best) const {
     return best == -INFINITY ? 0.0f : sum * kernel::Exp2((best - new_best) * kernel::kLog2e);
   }
-  // Both parts' logits in one (the same result in any order).
+  // Both parts' logits in one (the same index in any order; the sum to
+  // rounding).
   __device__ void Merge(const GreedyPart& other) {
     GreedyPart winner = *this;
     if (Beats(other.best, other.index, best, index)) winner = other;
@@ -169,7 +170,7 @@ struct GreedyPart {
 // the sum NaN; Part() then finds the first maximum again by Beats (NaN the
 // largest), which the selects cannot.
 struct ThreadGreedy {
-  static constexpr float kSlack = 8.0f;  // terms stay below 2^8
+  static constexpr float kSlack = 8.0f;  // terms below 2^8 (|logits| << 2^24)
   float best = -INFINITY;
   int index = kNoIndex;
   float shift = -FLT_MAX;  // finite: a -inf logit adds exp2(-inf) = 0
@@ -196,23 +197,29 @@ struct ThreadGreedy {
     const float one[1] = {v};
     Add(one);
   }
+  // Each term is one FMA, v log2 e - shift, rounded once; Part() rounds best
+  // log2 e - shift the same way, so the maximum's own term comes back to 1.
   template <int kCount>
   __device__ void Add(const float (&v)[kCount]) {
-    const float top = best * kernel::kLog2e;
+    const float top = __fmul_rn(best, kernel::kLog2e);
     if (top > shift + kSlack) {
       sum *= kernel::Exp2(shift - top);
       shift = top;
     }
 #pragma unroll
-    for (int e = 0; e < kCount; ++e) sum += kernel::Exp2(v[e] * kernel::kLog2e - shift);
+    for (int e = 0; e < kCount; ++e) {
+      sum += kernel::Exp2(__fmaf_rn(v[e], kernel::kLog2e, -shift));
+    }
   }
-  // The thread's part; `rescan` visits its logits again (each with Beats)
-  // where the sum is NaN.
+  // The thread's part; `rescan(visit)` visits its logits again. A NaN sum
+  // (a NaN or +inf logit, or a sum that overflowed) takes the first maximum
+  // again by Beats; where that is NaN or +inf the sum is NaN, as ATen's
+  // log_softmax. A sum out of range at the maximum (where it is at least 1:
+  // |best| past ~1e9 or best log2 e past the float range) is taken again as
+  // sum(exp(x - best)).
   template <typename Rescan>
   __device__ GreedyPart Part(Rescan&& rescan) const {
-    const float at_best =
-        best == -INFINITY ? 0.0f : sum * kernel::Exp2(shift - best * kernel::kLog2e);
-    GreedyPart part{best, index, at_best};
+    GreedyPart part{best, index, sum};
     if (sum != sum) {
       part = {-INFINITY, kNoIndex, sum};
       rescan([&](float v, int i) {
@@ -221,6 +228,16 @@ struct ThreadGreedy {
           part.index = i;
         }
       });
+      if (part.best != part.best || part.best == INFINITY) return part;
+    } else if (best == -INFINITY) {
+      return {best, index, 0.0f};
+    } else {
+      part.sum = sum * kernel::Exp2(__fmaf_rn(-best, kernel::kLog2e, shift));
+    }
+    if (!(part.sum >= 0.5f && part.sum <= FLT_MAX)) {
+      const float top = part.best;
+      part.sum = 0.0f;
+      rescan([&](float v, int) { part.sum += __expf(v - top); });
     }
     return part;
   }
@@ -302,7 +319,7 @@ GreedyTokensKernel(const T* __restrict__ logits, int vocab, int64_t row_stride,
     }
     // kNoIndex: every logit -inf, the first (0) their maximum.
     tokens[b] = row.index == kNoIndex ? 0 : row.index;
-    // x[index] - best - log(total) with x[index] = best (the same logit): 0,
+    // x[index] - best - log(sum) with x[index] = best (the same logit): 0,
     // or NaN where best is NaN or +/-inf.
     logprobs[b] = row.best - row.best - logf(row.sum);
   }
