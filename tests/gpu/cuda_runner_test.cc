@@ -54,6 +54,12 @@ at::Tensor Ids(std::vector<int64_t> ids) {
   return at::tensor(ids, at::kLong).to(at::kCUDA);
 }
 
+// ATen's greedy log-probabilities of float logits [rows, V]: log_softmax at
+// torch.argmax's token (NaN where the row has a NaN or only -inf).
+at::Tensor AtenGreedyLogprobs(const at::Tensor& logits) {
+  return at::log_softmax(logits, 1).gather(1, logits.argmax(1).unsqueeze(1)).squeeze(1);
+}
+
 KvCacheShape Shape(const Gpt2Config& config, int64_t slots) {
   return {config.n_layer, slots, config.n_head, 256, config.head_dim()};
 }
@@ -340,8 +346,7 @@ TEST(DecodeKernelTest, GreedyDecodeOnShortMisalignedRows) {
                                   std::to_string(vocab) + " rows " + std::to_string(rows);
         EXPECT_TRUE(at::equal(out.logits.cpu(), want)) << where;
         EXPECT_TRUE(out.tokens.cpu().equal(want.argmax(1))) << where << ": " << out.tokens.cpu();
-        const at::Tensor expected =
-            at::log_softmax(want, 1).gather(1, want.argmax(1).unsqueeze(1)).squeeze(1);
+        const at::Tensor expected = AtenGreedyLogprobs(want);
         EXPECT_TRUE(at::allclose(out.logprobs.cpu(), expected, 1e-5, 1e-5)) << where;
       }
     }
@@ -371,8 +376,7 @@ TEST(DecodeKernelTest, GreedyDecodeSkipsMinusInfinityLogits) {
     const at::Tensor want = values.to(at::kBFloat16).to(at::kFloat);
     const CausalLm::SlotDecode out = GreedyDecode(want.to(at::kBFloat16).to(at::kCUDA));
     EXPECT_TRUE(out.tokens.cpu().equal(want.argmax(1))) << "rows " << rows;
-    const at::Tensor expected =
-        at::log_softmax(want, 1).gather(1, want.argmax(1).unsqueeze(1)).squeeze(1);
+    const at::Tensor expected = AtenGreedyLogprobs(want);
     EXPECT_TRUE(at::allclose(out.logprobs.cpu(), expected, 1e-5, 1e-5, /*equal_nan=*/true))
         << "rows " << rows << ": " << out.logprobs.cpu().narrow(0, 0, 4);
     EXPECT_TRUE(std::isnan(expected[1].item<float>())) << "ATen: a row of -inf has no softmax";
@@ -419,16 +423,15 @@ TEST(DecodeKernelTest, GreedyDecodeMatchesAtenOnHardRows) {
       const CausalLm::SlotDecode out = GreedyDecode(typed.to(at::kCUDA).narrow(1, 1, vocab));
       const std::string where =
           std::string(c10::toString(dtype)) + " rows " + std::to_string(rows);
-      EXPECT_TRUE(out.tokens.cpu().equal(want.argmax(1)))
-          << where << ": " << out.tokens.cpu().narrow(0, 0, 8);
-      const at::Tensor expected =
-          at::log_softmax(want, 1).gather(1, want.argmax(1).unsqueeze(1)).squeeze(1);
-      EXPECT_TRUE(at::allclose(out.logprobs.cpu(), expected, 1e-5, 1e-5, /*equal_nan=*/true))
-          << where << ": " << out.logprobs.cpu().narrow(0, 0, 8) << expected.narrow(0, 0, 8);
-      EXPECT_EQ(out.tokens.cpu()[1].item<int64_t>(), 0) << where;
-      EXPECT_EQ(out.tokens.cpu()[2].item<int64_t>(), 20000) << where;
-      EXPECT_EQ(out.tokens.cpu()[3].item<int64_t>(), 40000) << where;
-      EXPECT_EQ(out.tokens.cpu()[4].item<int64_t>(), 2) << where;
+      const at::Tensor tokens = out.tokens.cpu(), logprobs = out.logprobs.cpu();
+      EXPECT_TRUE(tokens.equal(want.argmax(1))) << where << ": " << tokens.narrow(0, 0, 8);
+      const at::Tensor expected = AtenGreedyLogprobs(want);
+      EXPECT_TRUE(at::allclose(logprobs, expected, 1e-5, 1e-5, /*equal_nan=*/true))
+          << where << ": " << logprobs.narrow(0, 0, 8) << expected.narrow(0, 0, 8);
+      EXPECT_EQ(tokens[1].item<int64_t>(), 0) << where;
+      EXPECT_EQ(tokens[2].item<int64_t>(), 20000) << where;
+      EXPECT_EQ(tokens[3].item<int64_t>(), 40000) << where;
+      EXPECT_EQ(tokens[4].item<int64_t>(), 2) << where;
     }
   }
 }
