@@ -12,6 +12,7 @@ source issues there:
 
   GemvKernel<T, GemvShape<threads, cols, unroll>, ...>: cols * unroll
   FusedLinearKernel, LmHeadKernel, SkinnyLinearKernel: 1
+  RowLayerNormKernel: 2 (its LayerNorm weight and bias)
   ClusterLinearKernel: 1 asynchronous copy to shared memory (LDGSTS)
 
 Usage: wait_placement_test.py (--cuobjdump PATH LIBRARY | --sass FILE...)
@@ -22,7 +23,7 @@ import subprocess
 import sys
 
 FAMILIES = ("GemvKernel", "FusedLinearKernel", "LmHeadKernel", "SkinnyLinearKernel",
-            "ClusterLinearKernel")
+            "ClusterLinearKernel", "RowLayerNormKernel")
 GEMV_SHAPE = re.compile(r"GemvShapeILi(\d+)ELi(\d+)ELi(\d+)EE")
 
 
@@ -60,6 +61,8 @@ def expected_loads(name):
     if family == "GemvKernel":
         shape = GEMV_SHAPE.search(name)
         return int(shape.group(2)) * int(shape.group(3)) if shape else 1
+    if family == "RowLayerNormKernel":
+        return 2
     return 1
 
 

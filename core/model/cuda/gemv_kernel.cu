@@ -106,8 +106,19 @@ GemvKernel(const T* x, const T* __restrict__ norm_weight, float eps,
       }
     }
   };
+  // Thread t < kCols's bias of group g (0 without one or past N): constant,
+  // so read with the weights, the first group's before the wait.
+  auto load_bias = [&](int g) {
+    if constexpr (kEpilogue == LinearEpilogue::kSwiGlu) {
+      return 0.0f;
+    } else {
+      const int n = WeightRow<kCols, kEpilogue>(g, t, N);
+      return bias != nullptr && t < kCols && n >= 0 ? ToFloat(bias[n]) : 0.0f;
+    }
+  };
   uint4 w[kUnroll][kCols];
   load_weights(blockIdx.x, w);
+  float b = load_bias(blockIdx.x);
   float gamma[kUnroll][kVec];
   if constexpr (kInput == GemvInput::kRmsNorm) {
 #pragma unroll
@@ -146,7 +157,11 @@ GemvKernel(const T* x, const T* __restrict__ norm_weight, float eps,
 
   for (int g = blockIdx.x; g < groups; g += gridDim.x) {
     uint4 next[kUnroll][kCols];
-    if (g + static_cast<int>(gridDim.x) < groups) load_weights(g + gridDim.x, next);
+    float next_b = 0.0f;
+    if (g + static_cast<int>(gridDim.x) < groups) {
+      load_weights(g + gridDim.x, next);
+      next_b = load_bias(g + gridDim.x);
+    }
     float acc[kCols] = {};
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
@@ -171,7 +186,7 @@ GemvKernel(const T* x, const T* __restrict__ norm_weight, float eps,
     } else {
       const int n = WeightRow<kCols, kEpilogue>(g, t, N);
       if (t < kCols && n >= 0) {
-        const float total = Select(acc, t) + (bias != nullptr ? ToFloat(bias[n]) : 0.0f);
+        const float total = Select(acc, t) + b;
         if constexpr (kEpilogue == LinearEpilogue::kBiasResidual) {
           out[n] = FromFloat<T>(ToFloat(out[n]) + Round<T>(total));
         } else {
@@ -184,6 +199,7 @@ GemvKernel(const T* x, const T* __restrict__ norm_weight, float eps,
 #pragma unroll
       for (int c = 0; c < kCols; ++c) w[u][c] = next[u][c];
     }
+    b = next_b;
   }
 }
 

@@ -50,9 +50,10 @@ constexpr int kMaxRows = kMaxSkinnyRows;
 
 using kernel::Mma;
 
+// bias: the block's column's bias as float (shared memory, read before the wait).
 template <typename T, bool kGelu>
-__device__ __forceinline__ T Finish(float acc, const T* bias, int n) {
-  float v = acc + kernel::ToFloat(bias[n]);
+__device__ __forceinline__ T Finish(float acc, float bias) {
+  float v = acc + bias;
   if constexpr (kGelu) v = kernel::GeluTanh(v);
   return kernel::FromFloat<T>(v);
 }
@@ -66,9 +67,14 @@ __device__ __forceinline__ T Finish(float acc, const T* bias, int n) {
 __host__ __device__ constexpr int XStride(int chunks) {
   return chunks * 32 + (chunks % 2 == 0 ? 32 : 0);
 }
+// Then the tile's bias as floats (read before the wait).
+template <typename T>
+__host__ __device__ constexpr size_t TileBytes(int tiles, int chunks) {
+  return static_cast<size_t>(tiles) * 16 * XStride(chunks) * sizeof(T);
+}
 template <typename T>
 size_t SharedBytes(int tiles, int chunks) {
-  return static_cast<size_t>(tiles) * 16 * XStride(chunks) * sizeof(T);
+  return TileBytes<T>(tiles, chunks) + kColumns * sizeof(float);
 }
 
 // x [rows, K], w [N, K], bias [N], out [rows, N]; grid (N / kColumns, 1, S),
@@ -98,11 +104,18 @@ SkinnyLinearKernel(const T* __restrict__ x, const T* __restrict__ w, const T* __
     const int c = k_warp + kKWarps * j;
     if (c < chunks) weights[j] = kernel::LoadRaw(w_row + 32 * c);
   }
+  // The tile's bias too (constant), for the epilogue, after x's tile in
+  // dynamic shared memory; visible to every thread after the barrier that
+  // follows the multiply.
+  extern __shared__ __align__(16) unsigned char x_bytes[];
+  float* const tile_bias = reinterpret_cast<float*>(x_bytes + TileBytes<T>(kTiles, chunks));
+  if (threadIdx.x < kColumns) {
+    tile_bias[threadIdx.x] = kernel::ToFloat(bias[blockIdx.x * kColumns + threadIdx.x]);
+  }
   kernel::AllowNextKernel();
   kernel::WaitForPreviousKernel();
   // x's rows over the slice, into shared memory in one round of
   // asynchronous copies (rows past `rows` zero-filled).
-  extern __shared__ __align__(16) unsigned char x_bytes[];
   T* x_tile = reinterpret_cast<T*>(x_bytes);
   const int stride = XStride(chunks), vectors = width / 8;
   for (int i = threadIdx.x; i < kTiles * 16 * vectors; i += kThreads) {
@@ -149,7 +162,7 @@ SkinnyLinearKernel(const T* __restrict__ x, const T* __restrict__ w, const T* __
     for (int kw = 0; kw < kKWarps; ++kw) sum += partial[kw][r][c];
     if (splits == 1) {
       const int n = blockIdx.x * kColumns + c;
-      out[static_cast<size_t>(r) * N + n] = Finish<T, kGelu>(sum, bias, n);
+      out[static_cast<size_t>(r) * N + n] = Finish<T, kGelu>(sum, tile_bias[c]);
     } else {
       sums[r][c] = sum;
     }
@@ -167,10 +180,10 @@ SkinnyLinearKernel(const T* __restrict__ x, const T* __restrict__ w, const T* __
         splits, [&](int s) { return cluster.map_shared_rank(&sums[r][c], s); });
     const int n = blockIdx.x * kColumns + c;
     T* o = out + static_cast<size_t>(r) * N + n;
-    o[0] = Finish<T, kGelu>(sum.x, bias, n);
-    o[1] = Finish<T, kGelu>(sum.y, bias, n + 1);
-    o[2] = Finish<T, kGelu>(sum.z, bias, n + 2);
-    o[3] = Finish<T, kGelu>(sum.w, bias, n + 3);
+    o[0] = Finish<T, kGelu>(sum.x, tile_bias[c]);
+    o[1] = Finish<T, kGelu>(sum.y, tile_bias[c + 1]);
+    o[2] = Finish<T, kGelu>(sum.z, tile_bias[c + 2]);
+    o[3] = Finish<T, kGelu>(sum.w, tile_bias[c + 3]);
   }
   cluster.sync();  // no block exits while another reads its shared memory
 }
