@@ -46,6 +46,18 @@ FusedLinearKernel(const T* __restrict__ x, const T* __restrict__ norm_weight,
     kernel::WarpPrefetchL2(norm_bias, K * static_cast<int>(sizeof(T)));
   }
   kernel::WaitForPreviousKernel();
+  // kBiasResidual: lane 0's residuals (out, written by earlier kernels) read
+  // now, beside the dot products, not after them (GPT-2 small N=2 295.7 ->
+  // 292.8 us per step: docs/results/bench/2026-12-03-h200-bias-layernorm/).
+  float residual[kEpilogue == LinearEpilogue::kBiasResidual ? kRows : 1];
+  if constexpr (kEpilogue == LinearEpilogue::kBiasResidual) {
+    if (active && lane == 0) {
+#pragma unroll
+      for (int m = 0; m < kRows; ++m) {
+        residual[m] = m < rows ? ToFloat(out[static_cast<size_t>(m) * N + n]) : 0.0f;
+      }
+    }
+  }
   if constexpr (kNorm) kernel::BlockNormStats(x, rows, K, eps, mean, rstd);
   if (!active) return;
   float acc[kRows];
@@ -61,7 +73,7 @@ FusedLinearKernel(const T* __restrict__ x, const T* __restrict__ norm_weight,
     } else if constexpr (kEpilogue == LinearEpilogue::kBiasGelu) {
       out[i] = FromFloat<T>(GeluTanh(acc[m] + b));
     } else {
-      out[i] = FromFloat<T>(ToFloat(out[i]) + kernel::Round<T>(acc[m] + b));
+      out[i] = FromFloat<T>(residual[m] + kernel::Round<T>(acc[m] + b));
     }
   }
 }

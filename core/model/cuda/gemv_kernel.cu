@@ -156,6 +156,16 @@ GemvKernel(const T* x, const T* __restrict__ norm_weight, float eps,
   }
 
   for (int g = blockIdx.x; g < groups; g += gridDim.x) {
+    // Thread t < kCols's residual (out[n], written by earlier kernels), read
+    // now beside x's loads rather than after the sums, where it was an L2
+    // round trip at the end of the kernel (GPT-2 small N=1 232.3 -> 226.6 us
+    // per step, Llama-3.2-1B 775.9 -> 773.1:
+    // docs/results/bench/2026-12-03-h200-bias-layernorm/).
+    float residual = 0.0f;
+    if constexpr (kEpilogue == LinearEpilogue::kBiasResidual) {
+      const int n = WeightRow<kCols, kEpilogue>(g, t, N);
+      if (t < kCols && n >= 0) residual = ToFloat(out[n]);
+    }
     uint4 next[kUnroll][kCols];
     float next_b = 0.0f;
     if (g + static_cast<int>(gridDim.x) < groups) {
@@ -188,7 +198,7 @@ GemvKernel(const T* x, const T* __restrict__ norm_weight, float eps,
       if (t < kCols && n >= 0) {
         const float total = Select(acc, t) + b;
         if constexpr (kEpilogue == LinearEpilogue::kBiasResidual) {
-          out[n] = FromFloat<T>(ToFloat(out[n]) + Round<T>(total));
+          out[n] = FromFloat<T>(residual + Round<T>(total));
         } else {
           out[n] = FromFloat<T>(total);
         }
