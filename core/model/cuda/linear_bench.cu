@@ -23,7 +23,9 @@
 //
 //   tandem-linear-bench [out.jsonl]    (bash scripts/gpu-session.sh linearbench)
 //
-// LINEAR_BENCH_ROWS=16,64 picks the row counts (default 16,32,64,128,256);
+// LINEAR_BENCH_ROWS=16,64 picks the row counts (default 16,32,64,128,256),
+// LINEAR_BENCH_SHAPES=qkv,head the shapes (default the four projections;
+// "head" is the LM head, 768 -> 50,304 without bias);
 // LINEAR_BENCH_ONCE=1 launches each kernel once and times nothing (for
 // Nsight Compute: gpu-session.sh linearncu).
 //
@@ -71,10 +73,30 @@ struct Shape {
   const char* name;
   int K, N;
   bool gelu;
+  bool bias = true;
 };
 constexpr Shape kShapes[] = {
     {"qkv", 768, 2304, false}, {"out", 768, 768, false}, {"fc", 768, 3072, true},
     {"proj", 3072, 768, false}};
+// The LM head (GPT-2's vocabulary padded to a multiple of 128, no bias), only
+// when LINEAR_BENCH_SHAPES names it.
+constexpr Shape kHead = {"head", 768, 50304, false, false};
+
+// The shapes LINEAR_BENCH_SHAPES names (comma-separated), default kShapes.
+std::vector<Shape> Shapes() {
+  const char* text = std::getenv("LINEAR_BENCH_SHAPES");
+  std::vector<Shape> all(std::begin(kShapes), std::end(kShapes));
+  if (text == nullptr || *text == '\0') return all;
+  all.push_back(kHead);
+  std::vector<Shape> picked;
+  std::stringstream list(text);
+  for (std::string item; std::getline(list, item, ',');) {
+    for (const Shape& shape : all) {
+      if (item == shape.name) picked.push_back(shape);
+    }
+  }
+  return picked;
+}
 
 void CheckLt(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS) {
@@ -186,8 +208,9 @@ class Problem {
             "transa");
     CheckLt(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &none, sizeof(none)),
             "transb");
-    const cublasLtEpilogue_t epilogue =
-        shape.gelu ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+    const cublasLtEpilogue_t epilogue = !shape.bias ? CUBLASLT_EPILOGUE_DEFAULT
+                                        : shape.gelu ? CUBLASLT_EPILOGUE_GELU_BIAS
+                                                     : CUBLASLT_EPILOGUE_BIAS;
     CheckLt(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                            sizeof(epilogue)),
             "epilogue");
@@ -334,6 +357,7 @@ class Problem {
   }
 
   void SetBias(int l) {
+    if (!shape_.bias) return;
     CheckLt(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &biases_[l],
                                            sizeof(biases_[l])),
             "bias");
@@ -372,7 +396,7 @@ void Survey(cublasLtHandle_t lt, cudaStream_t stream, FILE* json) {
               "us", "pdl/edge", "kernel");
   uint32_t seed = 7;
   for (int rows : RowCounts()) {
-    for (const Shape& shape : kShapes) {
+    for (const Shape& shape : Shapes()) {
       Problem p(lt, shape, rows, seed += 1000);
       if (p.candidates() == 0) continue;  // the heuristic's first choice is the reference
       p.AppendEveryAlgorithm();
@@ -446,7 +470,7 @@ int main(int argc, char** argv) {
               "algos");
   uint32_t seed = 1;
   for (int rows : RowCounts()) {
-    for (const Shape& shape : kShapes) {
+    for (const Shape& shape : Shapes()) {
       Problem p(lt, shape, rows, seed += 1000);
       if (p.candidates() == 0) {
         std::printf("%-5s %5d  no cuBLASLt algorithm\n", shape.name, rows);
