@@ -66,7 +66,8 @@
 #              skinny kernel and the cluster kernel (with and without the LayerNorm)
 #   linearsurvey  tandem-linear-bench with LINEAR_BENCH_SURVEY=1: every cuBLASLt algorithm and tile
 #              for GPT-2 small's four projections at SURVEY_ROWS (32,64,128,256), timed, and
-#              whether cuBLAS launches it with programmatic dependent launch (its graph edges)
+#              whether cuBLAS launches it with programmatic dependent launch (its graph edges);
+#              LINEAR_BENCH_SHAPES=head (or qkv,out,fc,proj,head) picks shapes, head the LM head
 #   linearncu  Nsight Compute's occupancy, warp-state, scheduler, memory and source sections
 #              for each cluster-kernel projection of tandem-linear-bench at LINEARNCU_ROWS (64);
 #              LINEARNCU_KERNELS (a regex, default ClusterLinear) picks other kernels, e.g.

@@ -12,7 +12,8 @@
 // block takes groups blockIdx.x, + gridDim.x, ..., loading the next group's
 // weights before it multiplies the current one. The dot products are summed
 // over each warp, then over the block's warps in shared memory; the first
-// threads apply the epilogue.
+// threads apply the epilogue, with the bias read with the weights and the
+// residual (kBiasResidual) read as the group's multiply starts.
 #include "core/model/cuda/gemv_kernel.h"
 
 #include <cstdint>

@@ -11,7 +11,8 @@
 // spill), but the grid covers only half the GPU (SplitsFor, 72-96 blocks
 // for GPT-2 small on an H200), so in the two-halves step the other half's
 // chain finds room beside it. Each thread loads all of its
-// weights into registers before waiting for the previous kernel
+// weights into registers (and the block its tile's bias into shared memory)
+// before waiting for the previous kernel
 // (programmatic dependent launch), so the weight stream overlaps that
 // kernel's tail. After the wait the block copies x's rows over its K slice
 // into shared memory in one round of asynchronous copies (read straight into
