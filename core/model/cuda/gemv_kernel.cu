@@ -162,10 +162,11 @@ GemvKernel(const T* x, const T* __restrict__ norm_weight, float eps,
     // round trip at the end of the kernel (GPT-2 small N=1 232.3 -> 226.6 us
     // per step, Llama-3.2-1B 775.9 -> 773.1:
     // docs/results/bench/2026-12-03-h200-bias-layernorm/).
+    const int n = WeightRow<kCols, kEpilogue>(g, t, N);  // thread t's output (not kSwiGlu)
+    const bool writes = t < kCols && n >= 0;
     float residual = 0.0f;
     if constexpr (kEpilogue == LinearEpilogue::kBiasResidual) {
-      const int n = WeightRow<kCols, kEpilogue>(g, t, N);
-      if (t < kCols && n >= 0) residual = ToFloat(out[n]);
+      if (writes) residual = ToFloat(out[n]);
     }
     uint4 next[kUnroll][kCols];
     float next_b = 0.0f;
@@ -195,8 +196,7 @@ GemvKernel(const T* x, const T* __restrict__ norm_weight, float eps,
         out[j] = FromFloat<T>(act * up);
       }
     } else {
-      const int n = WeightRow<kCols, kEpilogue>(g, t, N);
-      if (t < kCols && n >= 0) {
+      if (writes) {
         const float total = Select(acc, t) + b;
         if constexpr (kEpilogue == LinearEpilogue::kBiasResidual) {
           out[n] = FromFloat<T>(residual + Round<T>(total));

@@ -395,8 +395,9 @@ void Survey(cublasLtHandle_t lt, cudaStream_t stream, FILE* json) {
   std::printf("%-5s %5s %5s %-18s %9s %9s  %s\n", "shape", "rows", "cand", "id/tile/sk/stg",
               "us", "pdl/edge", "kernel");
   uint32_t seed = 7;
+  const std::vector<Shape> shapes = Shapes();
   for (int rows : RowCounts()) {
-    for (const Shape& shape : Shapes()) {
+    for (const Shape& shape : shapes) {
       Problem p(lt, shape, rows, seed += 1000);
       if (p.candidates() == 0) continue;  // the heuristic's first choice is the reference
       p.AppendEveryAlgorithm();
@@ -469,8 +470,9 @@ int main(int argc, char** argv) {
               "best us", "best of", "id/tile/sk/stg", "skinny us", "cluster us", "cl+norm us",
               "algos");
   uint32_t seed = 1;
+  const std::vector<Shape> shapes = Shapes();
   for (int rows : RowCounts()) {
-    for (const Shape& shape : Shapes()) {
+    for (const Shape& shape : shapes) {
       Problem p(lt, shape, rows, seed += 1000);
       if (p.candidates() == 0) {
         std::printf("%-5s %5d  no cuBLASLt algorithm\n", shape.name, rows);
