@@ -1,0 +1,20 @@
+set -u
+tar -xJf .tp/third_party.tar.xz
+t0=$(date +%s)
+( source .device/prelude.sh > /dev/null 2>&1
+  cmake -S . -B build-gpu $DEVICE_CMAKE_ARGS > $OUT/cmake.log 2>&1
+  cmake --build build-gpu -j16 --target tandem-bench cuda_runner_test wgmma_linear_test tandem-linear-bench > $OUT/build.log 2>&1 || { grep -B2 -A12 -m5 "error" $OUT/build.log | head -60; exit 1; }
+  echo "== built t=$(( $(date +%s) - t0 ))"
+  timeout 150 build-gpu/bin/wgmma_linear_test > $OUT/wgmma-test.log 2>&1; echo "wgmma test rc=$?"
+  grep -E "FAILED|OK \]|checked|max error|written" $OUT/wgmma-test.log | head -30
+  echo "== t=$(( $(date +%s) - t0 ))"
+  LINEAR_BENCH_ROWS=64,128,256 LINEAR_BENCH_WGMMA_ALL=1 timeout 150 build-gpu/bin/tandem-linear-bench $OUT/linear.jsonl > $OUT/linear.txt 2>&1
+  echo "linear rc=$?"; cat $OUT/linear.txt | cut -c1-200
+  echo "== t=$(( $(date +%s) - t0 ))"
+  TANDEM_EXPERIMENT=wgmma timeout 150 build-gpu/bin/cuda_runner_test --gtest_filter='DecodeKernelTest.FusedDecode*:EngineModesTest.EveryMode*:EngineModesTest.TwoHalves*' > $OUT/wgmma-engine-tests.log 2>&1
+  echo "engine tests (wgmma) rc=$?"; grep -E "^\[  PASSED|^\[  FAILED|^\[       OK" $OUT/wgmma-engine-tests.log | head )
+echo "== t=$(( $(date +%s) - t0 ))"
+BUILD_TARGET=tandem-bench AB_VARIANTS="none wgmma" AB_ARCHES=gpt2 AB_BATCHES=64,128,256 AB_ROUNDS=2 \
+  timeout 200 bash scripts/gpu-session.sh ab
+echo "== t=$(( $(date +%s) - t0 ))"
+cd $OUT && tar czf /tmp/all.tgz --exclude='*.ncu-rep' . && find . -mindepth 1 -delete && mv /tmp/all.tgz . ; ls
