@@ -14,6 +14,7 @@ source issues there:
   FusedLinearKernel, LmHeadKernel, SkinnyLinearKernel: 1
   RowLayerNormKernel: 2 (its LayerNorm weight and bias)
   ClusterLinearKernel: 1 asynchronous copy to shared memory (LDGSTS)
+  WgmmaLinearKernel: 2, its weight tile's bulk tensor copy (UTMALDG) and its bias
 
 Usage: wait_placement_test.py (--cuobjdump PATH LIBRARY | --sass FILE...)
 """
@@ -23,7 +24,7 @@ import subprocess
 import sys
 
 FAMILIES = ("GemvKernel", "FusedLinearKernel", "LmHeadKernel", "SkinnyLinearKernel",
-            "ClusterLinearKernel", "RowLayerNormKernel")
+            "ClusterLinearKernel", "RowLayerNormKernel", "WgmmaLinearKernel")
 GEMV_SHAPE = re.compile(r"GemvShapeILi(\d+)ELi(\d+)ELi(\d+)EE")
 
 
@@ -43,13 +44,13 @@ def functions(sass):
 
 
 def loads_before_wait(body):
-    """The LDG (or LDGSTS: cp.async) instructions before the first ACQBULK,
-    or None without one."""
+    """The LDG (or LDGSTS: cp.async; UTMALDG: a TMA copy) instructions before
+    the first ACQBULK, or None without one."""
     count = 0
     for line in body:
         if "ACQBULK" in line:
             return count
-        if re.search(r"\bLDG(STS)?(\.|\s)", line):
+        if re.search(r"\b(LDG(STS)?|UTMALDG)(\.|\s)", line):
             count += 1
     return None
 
@@ -61,7 +62,7 @@ def expected_loads(name):
     if family == "GemvKernel":
         shape = GEMV_SHAPE.search(name)
         return int(shape.group(2)) * int(shape.group(3)) if shape else 1
-    if family == "RowLayerNormKernel":
+    if family in ("RowLayerNormKernel", "WgmmaLinearKernel"):
         return 2
     return 1
 

@@ -159,6 +159,33 @@ cudaError_t LaunchSkinnyLinear(KernelDType dtype, bool gelu, const void* x, cons
                                const void* bias, void* out, int rows, int K, int N,
                                cudaStream_t stream);
 
+// The same contract as LaunchSkinnyLinear for any number of rows, on
+// Hopper's warp-group tensor cores (wgmma, wgmma_linear_kernel.cu; an H100 /
+// H200 only): tiles of 64 rows x `columns` outputs over K / `splits`, the
+// splits of a tile one thread-block cluster. Launched with programmatic
+// dependent launch: copies its whole weight tile into shared memory before
+// the previous kernel has finished. The grid stays within max_blocks (0:
+// the GPU's multiprocessors); `config` (an index below
+// WgmmaLinearConfigCount) forces a tile shape, -1 picks the one the step
+// runs: one K slice, at most max_blocks blocks (one wave), the most blocks.
+// Where WgmmaLinearSupports is false (not sm_90, fp32, no such tile: cuBLAS
+// runs the projection) it launches nothing and returns cudaErrorInvalidValue.
+struct WgmmaLinearConfig {
+  int columns;
+  int splits;
+};
+int WgmmaLinearConfigCount();
+WgmmaLinearConfig WgmmaLinearConfigAt(int index);
+// The index LaunchWgmmaLinear picks with config -1 (-1: none fits).
+int WgmmaLinearConfigFor(int rows, int K, int N, int max_blocks);
+// Whether tile shape `config` fits the problem at all (shared memory, K
+// blocks; any number of blocks): LaunchWgmmaLinear runs it when forced.
+bool WgmmaLinearConfigFits(int config, int rows, int K, int N);
+bool WgmmaLinearSupports(KernelDType dtype, int rows, int K, int N, int max_blocks);
+cudaError_t LaunchWgmmaLinear(KernelDType dtype, bool gelu, const void* x, const void* weight,
+                              const void* bias, void* out, int rows, int K, int N,
+                              int max_blocks, cudaStream_t stream, int config = -1);
+
 // Rows up to which LaunchClusterLinear applies.
 inline constexpr int kMaxClusterLinearRows = 64;
 // LaunchFusedLinear's contract (epilogues kBias, kBiasGelu, kBiasResidual;

@@ -161,18 +161,30 @@ at::Tensor BatchedLinear(const at::Tensor& h, const at::Tensor& weight_kn, const
                          bool gelu) {
   const at::Tensor weight_nk = weight_kn.t();
   const int64_t R = h.size(0), K = h.size(1), N = weight_kn.size(1);
-  if (R <= kSkinnyLinearUsedRows && h.is_contiguous() && weight_nk.is_contiguous() &&
-      bias.is_contiguous() &&
-      SkinnyLinearSupports(KernelDTypeOf(h.scalar_type()), static_cast<int>(R),
-                           static_cast<int>(K), static_cast<int>(N))) {
-    CheckVectorLoads({&h, &weight_nk}, "skinny linear");
+  const KernelDType dtype = KernelDTypeOf(h.scalar_type());
+  const int rows = static_cast<int>(R), k = static_cast<int>(K), n = static_cast<int>(N);
+  const bool dense = h.is_contiguous() && weight_nk.is_contiguous() && bias.is_contiguous();
+  // out [R, N], written by launch(out's data).
+  auto run = [&](const char* what, auto&& launch) {
+    CheckVectorLoads({&h, &weight_nk}, what);
     at::Tensor out = at::empty({R, N}, h.options());
-    CheckCuda(LaunchSkinnyLinear(KernelDTypeOf(h.scalar_type()), gelu, h.data_ptr(),
-                                 weight_nk.data_ptr(), bias.data_ptr(), out.data_ptr(),
-                                 static_cast<int>(R), static_cast<int>(K), static_cast<int>(N),
-                                 CurrentStream()),
-              "skinny linear");
+    CheckCuda(launch(out.data_ptr()), what);
     return out;
+  };
+  if (R <= kSkinnyLinearUsedRows && dense && SkinnyLinearSupports(dtype, rows, k, n)) {
+    return run("skinny linear", [&](void* out) {
+      return LaunchSkinnyLinear(dtype, gelu, h.data_ptr(), weight_nk.data_ptr(), bias.data_ptr(),
+                                out, rows, k, n, CurrentStream());
+    });
+  }
+  // Above them the warp-group kernel where it has a tile (launched early,
+  // like the skinny kernel; GPT-2 small N=256 1,008 -> 931 us per step,
+  // docs/results/bench/2026-12-03-h200-wgmma-tma/), else cuBLAS.
+  if (dense && WgmmaLinearSupports(dtype, rows, k, n, /*max_blocks=*/0)) {
+    return run("wgmma linear", [&](void* out) {
+      return LaunchWgmmaLinear(dtype, gelu, h.data_ptr(), weight_nk.data_ptr(), bias.data_ptr(),
+                               out, rows, k, n, /*max_blocks=*/0, CurrentStream());
+    });
   }
   if (gelu) return at::_addmm_activation(bias, h, weight_kn, 1, 1, /*use_gelu=*/true);
   return at::addmm(bias, h, weight_kn);

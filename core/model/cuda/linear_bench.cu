@@ -9,7 +9,9 @@
 // (LaunchSkinnyLinear, up to 64 rows) and the cluster kernel
 // (LaunchClusterLinear, up to 64 rows; the same epilogue without the
 // LayerNorm, and for Q/K/V and fc also with it, as the step runs it: its
-// output is not compared, the GPU test checks it). The question it first
+// output is not compared, the GPU test checks it), and the warp-group kernel
+// (LaunchWgmmaLinear: its tile shape after the table's column; with
+// LINEAR_BENCH_WGMMA_ALL=1 each tile shape that fits, one line each). The question it first
 // answered: would choosing cuBLASLt's algorithm by timing at start-up (as the
 // engine could, once per batch bucket) make the N=64 / N=256 steps'
 // projections faster? (No: docs/results/bench/2026-12-02-h200-attention-direct/.)
@@ -311,6 +313,23 @@ class Problem {
           "skinny linear");
   }
 
+  // The wgmma kernel, its grid within the GPU: the tile shape it picks, or
+  // wgmma_config_ when that is set (>= 0). False where that config does not
+  // fit the problem.
+  bool RunWgmma(int l, cudaStream_t stream) {
+    if (wgmma_config_ >= 0 &&
+        !tandem::WgmmaLinearConfigFits(wgmma_config_, rows_, shape_.K, shape_.N)) {
+      return false;
+    }
+    const cudaError_t e = tandem::LaunchWgmmaLinear(
+        tandem::KernelDType::kBFloat16, shape_.gelu, x_, weights_[l], biases_[l], out_, rows_,
+        shape_.K, shape_.N, /*max_blocks=*/0, stream, wgmma_config_);
+    Check(e, "wgmma linear");
+    return true;
+  }
+  void RunWgmmaChecked(int l, cudaStream_t stream) { RunWgmma(l, stream); }
+  int wgmma_config_ = -1;
+
   void RunCluster(int l, cudaStream_t stream) { LaunchCluster(l, false, stream); }
   // With the LayerNorm before the projection folded in.
   void RunClusterNorm(int l, cudaStream_t stream) { LaunchCluster(l, true, stream); }
@@ -466,9 +485,9 @@ int main(int argc, char** argv) {
     if (json != nullptr) std::fclose(json);
     return 0;
   }
-  std::printf("%-5s %5s %11s %11s %9s %-16s %11s %11s %11s %6s\n", "shape", "rows", "first us",
-              "best us", "best of", "id/tile/sk/stg", "skinny us", "cluster us", "cl+norm us",
-              "algos");
+  std::printf("%-5s %5s %11s %11s %9s %-16s %11s %11s %11s %11s %-9s %6s\n", "shape", "rows",
+              "first us", "best us", "best of", "id/tile/sk/stg", "skinny us", "cluster us",
+              "cl+norm us", "wgmma us", "cols/spl", "algos");
   uint32_t seed = 1;
   const std::vector<Shape> shapes = Shapes();
   for (int rows : RowCounts()) {
@@ -530,19 +549,50 @@ int main(int argc, char** argv) {
                                                       tandem::LinearEpilogue::kBias, rows,
                                                       shape.K, shape.N),
                     "cluster+norm", &Problem::RunClusterNorm, /*compare=*/false);
+      const bool wgmma_fits = shape.bias && tandem::WgmmaLinearSupports(
+                                                 tandem::KernelDType::kBFloat16, rows, shape.K,
+                                                 shape.N, /*max_blocks=*/0);
+      const double wgmma = time_ours(wgmma_fits, "wgmma", &Problem::RunWgmmaChecked);
+      char wgmma_tile[32] = "-";
+      if (wgmma_fits) {
+        const tandem::WgmmaLinearConfig c = tandem::WgmmaLinearConfigAt(
+            tandem::WgmmaLinearConfigFor(rows, shape.K, shape.N, /*max_blocks=*/0));
+        std::snprintf(wgmma_tile, sizeof(wgmma_tile), "%d/%d", c.columns, c.splits);
+      }
       char config[64];
       p.Describe(best_i, config, sizeof(config));
-      std::printf("%-5s %5d %11.2f %11.2f %9d %-16s %11.2f %11.2f %11.2f %6d\n", shape.name,
-                  rows, first, best, best_i, config, skinny, cluster, cluster_norm, valid);
+      std::printf("%-5s %5d %11.2f %11.2f %9d %-16s %11.2f %11.2f %11.2f %11.2f %-9s %6d\n",
+                  shape.name, rows, first, best, best_i, config, skinny, cluster, cluster_norm,
+                  wgmma, wgmma_tile, valid);
+      // LINEAR_BENCH_WGMMA_ALL: every tile shape of the wgmma kernel that fits.
+      const char* all = std::getenv("LINEAR_BENCH_WGMMA_ALL");
+      for (int c = 0; shape.bias && all != nullptr && *all == '1' && !once &&
+                      c < tandem::WgmmaLinearConfigCount();
+           ++c) {
+        p.wgmma_config_ = c;
+        if (!p.RunWgmma(0, stream)) continue;
+        const double us = time_ours(true, "wgmma config", &Problem::RunWgmmaChecked);
+        const tandem::WgmmaLinearConfig t = tandem::WgmmaLinearConfigAt(c);
+        std::printf("  wgmma %-5s %5d  %3d cols x %d splits: %8.2f us\n", shape.name, rows,
+                    t.columns, t.splits, us);
+        if (json != nullptr) {
+          std::fprintf(json,
+                       "{\"bench\":\"linear_wgmma\",\"shape\":\"%s\",\"rows\":%d,"
+                       "\"columns\":%d,\"splits\":%d,\"us\":%.3f}\n",
+                       shape.name, rows, t.columns, t.splits, std::isnan(us) ? -1.0 : us);
+        }
+      }
+      p.wgmma_config_ = -1;
       if (json != nullptr && !once) {
         std::fprintf(json,
                      "{\"bench\":\"linear\",\"shape\":\"%s\",\"rows\":%d,\"K\":%d,\"N\":%d,"
                      "\"first_us\":%.3f,\"best_us\":%.3f,\"best_index\":%d,\"best_config\":\"%s\","
                      "\"skinny_us\":%.3f,\"cluster_us\":%.3f,\"cluster_norm_us\":%.3f,"
-                     "\"valid_algorithms\":%d}\n",
+                     "\"wgmma_us\":%.3f,\"wgmma_tile\":\"%s\",\"valid_algorithms\":%d}\n",
                      shape.name, rows, shape.K, shape.N, first, best, best_i, config,
                      std::isnan(skinny) ? -1.0 : skinny, std::isnan(cluster) ? -1.0 : cluster,
-                     std::isnan(cluster_norm) ? -1.0 : cluster_norm, valid);
+                     std::isnan(cluster_norm) ? -1.0 : cluster_norm,
+                     std::isnan(wgmma) ? -1.0 : wgmma, wgmma_tile, valid);
       }
     }
   }
