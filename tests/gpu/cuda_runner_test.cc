@@ -522,18 +522,18 @@ TEST(EngineModesTest, EveryModeGivesTheTokensOfSynchronousEager) {
   }
 }
 
-// `slots` requests at once in as many slots: while 32 or more decode, GPT-2's
+// `slots` requests at once in as many slots: while 32 to 63 decode, GPT-2's
 // steps run as two halves on two streams (Gpt2FusedDecoder::UsesHalves),
 // captured in the decode graphs and in the double-buffered pipeline; every
 // mode gives the tokens of synchronous eager, whose halves run eagerly (the
 // same kernels in stream order, so the tokens must be identical). In fp32,
-// and in bf16, where halves of up to kSkinnyLinearUsedRows rows take the
-// skinny kernel (launched early with programmatic dependent launch) and
-// larger ones cuBLAS's nvjet GEMMs, which never wait for their predecessor
-// themselves: made programmatic without more, their graph edges let them
-// read their inputs before they were written (every bf16 request's tokens
-// differed here: docs/results/bench/2026-12-02-h200-cublas-edges/).
-void ExpectHalvesGiveTheTokensOfSynchronousEager(int slots) {
+// and in bf16, where halves take the skinny kernel and whole batches of 64
+// rows or more the warp-group kernel and cuBLAS's nvjet GEMMs (both launched
+// early with programmatic dependent launch would be a race for nvjet, which
+// never waits for its predecessor: every bf16 request's tokens differed here
+// when its graph edges were made programmatic,
+// docs/results/bench/2026-12-02-h200-cublas-edges/).
+void ExpectBatchesGiveTheTokensOfSynchronousEager(int slots) {
   CheckpointDir dir(SmallConfig());
   std::vector<GenerationRequest> requests;
   for (int i = 0; i < slots; ++i) {
@@ -572,12 +572,13 @@ void ExpectHalvesGiveTheTokensOfSynchronousEager(int slots) {
 
 // Halves of up to 20 rows: the skinny kernel's in bf16.
 TEST(EngineModesTest, TwoHalvesGiveTheTokensOfSynchronousEager) {
-  ExpectHalvesGiveTheTokensOfSynchronousEager(40);
+  ExpectBatchesGiveTheTokensOfSynchronousEager(40);
 }
 
-// Halves of up to 40 rows: cuBLAS's GEMMs in bf16 from 33 rows a half.
-TEST(EngineModesTest, TwoHalvesOnCublasGiveTheTokensOfSynchronousEager) {
-  ExpectHalvesGiveTheTokensOfSynchronousEager(80);
+// One chain of 80 rows (the warp-group kernel and cuBLAS in bf16), then
+// halves as the requests end.
+TEST(EngineModesTest, WideBatchesGiveTheTokensOfSynchronousEager) {
+  ExpectBatchesGiveTheTokensOfSynchronousEager(80);
 }
 
 // Packed and chunked prefill in the engine: all requests at once, prompts

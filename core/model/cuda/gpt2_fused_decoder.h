@@ -60,10 +60,9 @@ inline constexpr int64_t kMaxGpt2ClusterRows = 8;
 
 // The batches whose two halves run the layers beside each other (the second
 // half on a side stream): each half's kernels are as latency-bound as the
-// whole batch's, so two chains overlap some of them (the halves of 32 and
-// 64 rows take the skinny kernel, up to 32 rows on half the GPU, whose
-// grids leave the other chain room; the 64-row halves of 128 rows stay on
-// cuBLAS). GPT-2 small bf16 on an H200, double-buffered + graphs, against
+// whole batch's, so two chains overlap some of them (the halves take the
+// skinny kernel, up to 32 rows on half the GPU, whose grids leave the other
+// chain room). GPT-2 small bf16 on an H200, double-buffered + graphs, against
 // one chain in two calls (2026-12-02, before the skinny kernel took 32
 // rows): 32 rows 507.0 / 506.0 vs 518.1 / 518.6 us, 64 rows 594.0 /
 // 591.6 vs 605.8 / 605.1, 128 rows 770.7 / 769.8 vs 784.4 / 784.0; 256 rows
@@ -72,9 +71,13 @@ inline constexpr int64_t kMaxGpt2ClusterRows = 8;
 // 16-row batch (656 vs 411 us): the chains' kernels fill the
 // multiprocessors and wait for each other; a high-priority side stream
 // changed nothing (64 rows 590.9 / 590.5 vs 589.9 / 591.0)
-// (docs/results/bench/2026-12-02-h200-two-halves/).
+// (docs/results/bench/2026-12-02-h200-two-halves/). Since the batched
+// projections above 32 rows run on the warp-group kernel, one chain is as
+// fast at 48 and 56 rows and faster from 64 (64 rows 476.4 / 476.9 vs
+// 495.2 / 494.6 us, 80 rows 561.6 / 562.1 vs 605.2 / 604.4;
+// docs/results/bench/2026-12-03-h200-wgmma-tma/): halves of up to 31 rows.
 inline constexpr int64_t kMinGpt2HalvesRows = 32;
-inline constexpr int64_t kMaxGpt2HalvesRows = 128;
+inline constexpr int64_t kMaxGpt2HalvesRows = 63;
 
 class Gpt2FusedDecoder : public CausalLm {
  public:
