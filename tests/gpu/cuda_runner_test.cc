@@ -179,8 +179,9 @@ TEST(DecodeKernelTest, PaddedLmHeadGivesTheUnpaddedLogits) {
 // The fused decode path (fused or cluster projections, attention kernel)
 // against the gather + matmul reference, in every dtype, for every batch size
 // up to kMaxFusedRows + 1, then the batch buckets 16, 32, 64 and one past
-// each (the skinny kernel's and cuBLAS's paths; from 32 rows the two halves
-// on two streams, even and odd); the greedy kernel
+// each (the skinny kernel's path; from 32 to 63 rows the two halves on two
+// streams, even and odd; from 64 one chain on the warp-group kernel, fc2
+// split over clusters, and at 65 rows fc on cuBLAS); the greedy kernel
 // against argmax and log_softmax; and DecodeSlots, which reads tokens and
 // positions by slot, against Decode.
 TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
@@ -203,7 +204,9 @@ TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
       // fp16 / bf16 take the cluster kernel's layers up to kMaxGpt2ClusterRows.
       const int64_t fused_rows = dtype == at::kFloat ? kMaxGpt2FusedRows : kMaxGpt2ClusterRows;
       EXPECT_EQ(fused.UsesFusedDecode(batch), batch <= fused_rows) << c10::toString(dtype);
-      EXPECT_EQ(fused.UsesHalves(batch), batch >= kMinGpt2HalvesRows) << c10::toString(dtype);
+      EXPECT_EQ(fused.UsesHalves(batch),
+                batch >= kMinGpt2HalvesRows && batch <= kMaxGpt2HalvesRows)
+          << c10::toString(dtype);
       std::vector<int64_t> slots, tokens, positions;
       for (int64_t b = 0; b < batch; ++b) {
         const int64_t slot = slots_total - 1 - b;  // rows and slots in different orders

@@ -167,7 +167,8 @@ cudaError_t LaunchSkinnyLinear(KernelDType dtype, bool gelu, const void* x, cons
 // the previous kernel has finished. The grid stays within max_blocks (0:
 // the GPU's multiprocessors); `config` (an index below
 // WgmmaLinearConfigCount) forces a tile shape, -1 picks the one the step
-// runs: one K slice, at most max_blocks blocks (one wave), the most blocks.
+// runs, the most blocks: one K slice within max_blocks (one wave), or where
+// the whole K does not fit in shared memory, a split within half of them.
 // Where WgmmaLinearSupports is false (not sm_90, fp32, no such tile: cuBLAS
 // runs the projection) it launches nothing and returns cudaErrorInvalidValue.
 struct WgmmaLinearConfig {

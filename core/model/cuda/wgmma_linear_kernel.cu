@@ -284,14 +284,24 @@ int ConfigWithin(int rows, int K, int N, int max_blocks, int splits) {
   return best;
 }
 
-// The tile the step runs: one K slice (no cluster, so a row's sums run in
-// the same order whatever the batch) in one wave of blocks, the most blocks
-// then the least data after the wait; -1 (cuBLAS runs it) where none fits.
-// In tandem-linear-bench at 64-256 rows the split tiles and the grids of
-// more than one wave lost to cuBLAS, and these tiles ran as fast or faster
-// (docs/results/bench/2026-12-03-h200-wgmma-tma/).
+// The tile the step runs, the most blocks then the least data after the
+// wait; -1 (cuBLAS runs it) where none fits:
+// - one K slice (no cluster) in one wave of blocks;
+// - where no tile holds the whole K in shared memory (GPT-2's fc2, K =
+//   3072), K split over a cluster, in at most half a wave.
+// A one-slice shape's sums run in the same order whatever the batch, and so
+// do fc2's (only 8-way splits fit it). In tandem-linear-bench at 64-256 rows
+// the split tiles of shapes that fit in one slice lost to cuBLAS, and so did
+// the grids of more than one wave and fc2's split grids of a whole wave;
+// fc2's in half a wave took GPT-2 small N=64 477 -> 448 us per step, N=128
+// 655 -> 641 (docs/results/bench/2026-12-03-h200-wgmma-tma/).
 int ConfigFor(int rows, int K, int N, int max_blocks) {
-  return ConfigWithin(rows, K, N, max_blocks, /*splits=*/1);
+  bool one_slice = false;
+  for (const WgmmaLinearConfig& c : kConfigs) {
+    one_slice = one_slice || (c.splits == 1 && Fits(c, 1, K, N, /*max_blocks=*/1 << 30));
+  }
+  if (one_slice) return ConfigWithin(rows, K, N, max_blocks, /*splits=*/1);
+  return ConfigWithin(rows, K, N, max_blocks / 2, /*splits=*/0);
 }
 
 using EncodeTiled = PFN_cuTensorMapEncodeTiled_v12000;
