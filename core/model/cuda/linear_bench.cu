@@ -93,9 +93,14 @@ std::vector<Shape> Shapes() {
   std::vector<Shape> picked;
   std::stringstream list(text);
   for (std::string item; std::getline(list, item, ',');) {
-    for (const Shape& shape : all) {
-      if (item == shape.name) picked.push_back(shape);
+    const auto shape = std::find_if(all.begin(), all.end(),
+                                    [&](const Shape& s) { return item == s.name; });
+    if (shape == all.end()) {
+      std::fprintf(stderr, "LINEAR_BENCH_SHAPES: no shape named '%s' (qkv, out, fc, proj, head)\n",
+                   item.c_str());
+      std::exit(2);
     }
+    picked.push_back(*shape);
   }
   return picked;
 }
