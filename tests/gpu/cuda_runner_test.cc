@@ -2,9 +2,11 @@
 // path, every engine mode against synchronous eager, slot reuse, and the
 // steady decode loop running without a host synchronization.
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <c10/core/InferenceMode.h>
@@ -180,8 +182,9 @@ TEST(DecodeKernelTest, PaddedLmHeadGivesTheUnpaddedLogits) {
 // against the gather + matmul reference, in every dtype, for every batch size
 // up to kMaxFusedRows + 1, then the batch buckets 16, 32, 64 and one past
 // each (the skinny kernel's path; from 32 to 63 rows the two halves on two
-// streams, even and odd; from 64 one chain on the warp-group kernel, fc2
-// split over clusters, and at 65 rows fc on cuBLAS); the greedy kernel
+// streams, even and odd; from 64 one chain, whose Q/K/V projection takes the
+// warp-group kernel at this width: Gpt2SmallWidthBatchesMatchTheReference
+// has the others); the greedy kernel
 // against argmax and log_softmax; and DecodeSlots, which reads tokens and
 // positions by slot, against Decode.
 TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
@@ -242,6 +245,67 @@ TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
       EXPECT_TRUE(step.logits.to(at::kFloat).equal(a)) << c10::toString(dtype) << " batch " << batch;
       EXPECT_TRUE(step.tokens.equal(greedy)) << c10::toString(dtype) << " batch " << batch;
       EXPECT_TRUE(at::allclose(step.logprobs, expected, 1e-5, 1e-4)) << c10::toString(dtype);
+    }
+  }
+}
+
+// The batched layer at GPT-2 small's width (768; two layers), where the
+// warp-group kernel takes the projections SmallConfig's width never gives
+// it: attention-out, fc with its GELU, and fc2 split over 8-block clusters
+// (WgmmaLinearConfigFor; cuBLAS runs fc above 64 rows, fc2 above 128). In
+// fp16 and bf16 at 33 rows (halves), 64, 65, 128, 129 and 256 (one chain),
+// against the gather + matmul reference; the greedy tokens against argmax,
+// and DecodeSlots against Decode bit for bit.
+TEST(DecodeKernelTest, Gpt2SmallWidthBatchesMatchTheReference) {
+  c10::InferenceMode inference_mode;
+  Gpt2Config config = SmallConfig();
+  config.n_embd = 768;
+  config.n_head = 12;
+  config.n_layer = 2;
+  const int64_t slots_total = 257;
+  if (WgmmaLinearSupports(KernelDType::kBFloat16, 64, 3072, 768, 0)) {
+    // What this test is for: every projection of a 64-row batch on the kernel.
+    for (auto [K, N] : {std::pair{768, 2304}, std::pair{768, 768}, std::pair{768, 3072}}) {
+      EXPECT_GE(WgmmaLinearConfigFor(64, K, N, 0), 0) << K << " x " << N;
+    }
+  } else {
+    std::printf("no sm_90 GPU with 128 multiprocessors: the batches run on cuBLAS here\n");
+  }
+  for (at::ScalarType dtype : {at::kHalf, at::kBFloat16}) {
+    const Gpt2Weights weights = Gpt2Weights::Random(config, 13).To(dtype, at::kCUDA);
+    Gpt2FusedDecoder fused(config, weights);
+    Gpt2Model reference(config, weights);
+    const auto options = at::TensorOptions().dtype(dtype).device(at::kCUDA);
+    KvCache cache_a(Shape(config, slots_total), options);
+    KvCache cache_b(Shape(config, slots_total), options);
+    const std::vector<int64_t> lengths =
+        PrefillBoth(fused, &cache_a, reference, &cache_b, slots_total, 29, 3);
+    for (int64_t batch : {33, 64, 65, 128, 129, 256}) {
+      const std::string what = std::string(c10::toString(dtype)) + " batch " + std::to_string(batch);
+      EXPECT_EQ(fused.UsesHalves(batch), batch <= kMaxGpt2HalvesRows) << what;
+      std::vector<int64_t> slots, tokens, positions;
+      for (int64_t b = 0; b < batch; ++b) {
+        const int64_t slot = slots_total - 1 - b;
+        slots.push_back(slot);
+        tokens.push_back(500 + 11 * b);
+        positions.push_back(lengths[slot]);
+      }
+      const at::Tensor a = fused.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_a);
+      const at::Tensor b =
+          reference.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_b);
+      EXPECT_LT(((a - b).norm() / b.norm()).item<double>(), 3e-2) << what;
+      const auto [greedy, logprobs] = GreedyTokens(a);
+      EXPECT_TRUE(greedy.equal(a.argmax(-1))) << what;
+      at::Tensor slot_tokens = at::full({slots_total}, -1, at::kLong);
+      at::Tensor slot_positions = at::full({slots_total}, -1, at::kLong);
+      for (int64_t r = 0; r < batch; ++r) {
+        slot_tokens[slots[r]] = tokens[r];
+        slot_positions[slots[r]] = positions[r];
+      }
+      const CausalLm::SlotDecode step = fused.DecodeSlots(
+          Ids(slots), slot_tokens.to(at::kCUDA), slot_positions.to(at::kCUDA), true, &cache_a);
+      EXPECT_TRUE(step.logits.to(at::kFloat).equal(a)) << what;
+      EXPECT_TRUE(step.tokens.equal(greedy)) << what;
     }
   }
 }
@@ -530,12 +594,11 @@ TEST(EngineModesTest, EveryModeGivesTheTokensOfSynchronousEager) {
 // captured in the decode graphs and in the double-buffered pipeline; every
 // mode gives the tokens of synchronous eager, whose halves run eagerly (the
 // same kernels in stream order, so the tokens must be identical). In fp32,
-// and in bf16, where halves take the skinny kernel and whole batches of 64
-// rows or more the warp-group kernel and cuBLAS's nvjet GEMMs (both launched
-// early with programmatic dependent launch would be a race for nvjet, which
-// never waits for its predecessor: every bf16 request's tokens differed here
-// when its graph edges were made programmatic,
-// docs/results/bench/2026-12-02-h200-cublas-edges/).
+// and in bf16, where halves take the skinny kernel and one chain of 64 rows
+// or more the warp-group kernel (Q/K/V at this width) and cuBLAS's nvjet
+// GEMMs. nvjet never waits for its predecessor itself, so its graph edges
+// must stay full dependencies: made programmatic, they let every bf16
+// request's tokens differ here (docs/results/bench/2026-12-02-h200-cublas-edges/).
 void ExpectBatchesGiveTheTokensOfSynchronousEager(int slots) {
   CheckpointDir dir(SmallConfig());
   std::vector<GenerationRequest> requests;

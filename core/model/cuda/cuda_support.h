@@ -37,15 +37,21 @@ inline void CheckCuda(cudaError_t status, const char* what) {
   }
 }
 
-// Throws std::invalid_argument naming `what` unless every tensor is
-// contiguous and 16-byte aligned (what the kernels' vector loads need).
+// Whether every tensor is contiguous and 16-byte aligned (what the kernels'
+// vector loads need).
+inline bool VectorLoadable(std::initializer_list<const at::Tensor*> tensors) {
+  for (const at::Tensor* t : tensors) {
+    if (!t->is_contiguous() || reinterpret_cast<uintptr_t>(t->data_ptr()) % 16 != 0) return false;
+  }
+  return true;
+}
+
+// Throws std::invalid_argument naming `what` unless VectorLoadable.
 inline void CheckVectorLoads(std::initializer_list<const at::Tensor*> tensors,
                              const char* what) {
-  for (const at::Tensor* t : tensors) {
-    if (!t->is_contiguous() || reinterpret_cast<uintptr_t>(t->data_ptr()) % 16 != 0) {
-      throw std::invalid_argument(std::string(what) +
-                                  ": tensors must be contiguous and 16-byte aligned");
-    }
+  if (!VectorLoadable(tensors)) {
+    throw std::invalid_argument(std::string(what) +
+                                ": tensors must be contiguous and 16-byte aligned");
   }
 }
 

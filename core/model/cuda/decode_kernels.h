@@ -164,11 +164,12 @@ cudaError_t LaunchSkinnyLinear(KernelDType dtype, bool gelu, const void* x, cons
 // H200 only): tiles of 64 rows x `columns` outputs over K / `splits`, the
 // splits of a tile one thread-block cluster. Launched with programmatic
 // dependent launch: copies its whole weight tile into shared memory before
-// the previous kernel has finished. The grid stays within max_blocks (0:
-// the GPU's multiprocessors); `config` (an index below
+// the previous kernel has finished. max_blocks 0: the GPU's
+// multiprocessors; `config` (an index below
 // WgmmaLinearConfigCount) forces a tile shape, -1 picks the one the step
 // runs, the most blocks: one K slice within max_blocks (one wave), or where
-// the whole K does not fit in shared memory, a split within half of them.
+// no one-slice tile fits the shape (a K past 1,024, as GPT-2 fc2), a split within half
+// of them. A forced tile ignores max_blocks.
 // Where WgmmaLinearSupports is false (not sm_90, fp32, no such tile: cuBLAS
 // runs the projection) it launches nothing and returns cudaErrorInvalidValue.
 struct WgmmaLinearConfig {

@@ -163,10 +163,10 @@ at::Tensor BatchedLinear(const at::Tensor& h, const at::Tensor& weight_kn, const
   const int64_t R = h.size(0), K = h.size(1), N = weight_kn.size(1);
   const KernelDType dtype = KernelDTypeOf(h.scalar_type());
   const int rows = static_cast<int>(R), k = static_cast<int>(K), n = static_cast<int>(N);
-  const bool dense = h.is_contiguous() && weight_nk.is_contiguous() && bias.is_contiguous();
+  // The kernels' 16-byte loads (and TMA) need these; anything else takes cuBLAS.
+  const bool dense = VectorLoadable({&h, &weight_nk}) && bias.is_contiguous();
   // out [R, N], written by launch(out's data).
   auto run = [&](const char* what, auto&& launch) {
-    CheckVectorLoads({&h, &weight_nk}, what);
     at::Tensor out = at::empty({R, N}, h.options());
     CheckCuda(launch(out.data_ptr()), what);
     return out;

@@ -82,7 +82,10 @@ at::Tensor SmallBatchLinear(const at::Tensor& x, const at::Tensor& weight_nk,
 // [R, N] = T(act(h @ weight_kn + bias)) for h [R, K] and weight_kn [K, N]
 // (stored as [N, K]: weight_kn.t() contiguous), act = GELU (tanh) with
 // `gelu`: the batched path's projections. Up to kSkinnyLinearUsedRows rows
-// of fp16 / bf16 on the skinny tensor-core kernel, else cuBLAS (at::addmm).
+// of fp16 / bf16 on the skinny tensor-core kernel, above them on the
+// warp-group kernel where it has a tile (LaunchWgmmaLinear: Hopper), else
+// cuBLAS (at::addmm); cuBLAS also takes inputs that are not contiguous and
+// 16-byte aligned.
 // H200, GPT-2 small bf16, double-buffered + graphs, against cuBLAS in one
 // call (2026-12-01): N=8 543 vs 610 us per step, N=16 402 vs 469, N=32 518
 // vs 512, N=64 789 vs 599. Without its shared-memory bank conflicts and

@@ -26,13 +26,14 @@ namespace tandem {
 // same five kernels per layer, the projections on the cluster kernel
 // (LaunchClusterLinear), then the final LayerNorm and the padded cuBLAS LM
 // head of the larger batches. Larger batches: the same embedding and attention
-// kernels with cuBLAS projections (bias and GELU in their epilogues), each
+// kernels with projections on the skinny kernel (up to 32 rows), the
+// warp-group kernel where it has a tile, or cuBLAS (BatchedLinear), each
 // residual add fused with the LayerNorm after it (one kernel), and the LM
 // head on its rows padded to a multiple of 128 (Gpt2Model); from
 // kMinGpt2HalvesRows to kMaxGpt2HalvesRows rows the two halves of the batch
 // run their layers on two streams at once, joined before the LM head. Prefill runs
 // the larger batches' layer over the whole pack (the embedding kernel,
-// cuBLAS projections, residual adds fused with the LayerNorms) with the
+// BatchedLinear's projections, residual adds fused with the LayerNorms) with the
 // packed-prefill attention kernel.
 //
 // The projection weights keep their logical [K, N] shape but are stored
@@ -48,8 +49,8 @@ namespace tandem {
 inline constexpr int64_t kMaxGpt2FusedRows = 2;
 // The batches above that whose layers take the cluster kernel (fp16 / bf16,
 // LaunchClusterLinear: the LayerNorms and the residual adds folded into the
-// projections): up to 8 rows. Larger batches keep the skinny kernel (up to
-// 32 rows) or cuBLAS, faster there. GPT-2 small bf16 on an H200,
+// projections): up to 8 rows. Larger batches keep BatchedLinear's kernels
+// (then the skinny kernel up to 32 rows, or cuBLAS), faster there. GPT-2 small bf16 on an H200,
 // double-buffered + graphs, against the previous paths in one call
 // (2026-12-02): 4 rows 382.5 vs 433.8 us, 8 rows 413.5 vs 536.1; 16 rows
 // 467.1 vs 409.5, 32 rows 516.0 vs 514.6, 64 rows 687.0 vs 602.8
@@ -75,7 +76,7 @@ inline constexpr int64_t kMaxGpt2ClusterRows = 8;
 // projections above 32 rows run on the warp-group kernel, one chain is as
 // fast at 48 and 56 rows and faster from 64 (64 rows 476.4 / 476.9 vs
 // 495.2 / 494.6 us, 80 rows 561.6 / 562.1 vs 605.2 / 604.4;
-// docs/results/bench/2026-12-03-h200-wgmma-tma/): halves of up to 31 rows.
+// docs/results/bench/2026-12-03-h200-wgmma-tma/): halves of up to 32 rows.
 inline constexpr int64_t kMinGpt2HalvesRows = 32;
 inline constexpr int64_t kMaxGpt2HalvesRows = 63;
 

@@ -13,7 +13,7 @@
 //   accelerator (TMA: one bulk copy per 64-wide K block), so the weights
 //   stream while that kernel finishes; the block copies its bias.
 // - After the wait it requests x's 64 rows the same way, an mbarrier per K
-//   block, and runs each block's four wgmma m64nkNk16 as soon as it lands.
+//   block, and runs each block's four wgmma m64nNk16 (N = kN) as soon as it lands.
 //   (Earlier versions copied with every thread's 16-byte cp.async: their
 //   instruction stream, not memory, bounded them; the results folder.)
 // - kSplits > 1: the blocks of a tile's slices form a thread-block cluster;
@@ -287,10 +287,12 @@ int ConfigWithin(int rows, int K, int N, int max_blocks, int splits) {
 // The tile the step runs, the most blocks then the least data after the
 // wait; -1 (cuBLAS runs it) where none fits:
 // - one K slice (no cluster) in one wave of blocks;
-// - where no tile holds the whole K in shared memory (GPT-2's fc2, K =
-//   3072), K split over a cluster, in at most half a wave.
-// A one-slice shape's sums run in the same order whatever the batch, and so
-// do fc2's (only 8-way splits fit it). In tandem-linear-bench at 64-256 rows
+// - where no one-slice tile fits the shape (its K past kMaxKBlocks x 64 or
+//   shared memory: GPT-2's fc2, K = 3072), K split over a cluster, in at
+//   most half a wave.
+// While a shape runs here, a one-slice shape's sums run in the same order
+// whatever the batch, and so do fc2's (only 8-way splits fit it); past the
+// rows where cuBLAS takes over they differ. In tandem-linear-bench at 64-256 rows
 // the split tiles of shapes that fit in one slice lost to cuBLAS, and so did
 // the grids of more than one wave and fc2's split grids of a whole wave;
 // fc2's in half a wave took GPT-2 small N=64 477 -> 448 us per step, N=128
@@ -315,6 +317,7 @@ EncodeTiled Encoder() {
     if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function, 12000,
                                          cudaEnableDefault, &found) != cudaSuccess ||
         found != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();  // not this thread's next launch's error
       return static_cast<EncodeTiled>(nullptr);
     }
     return reinterpret_cast<EncodeTiled>(function);
@@ -393,7 +396,8 @@ int WgmmaLinearConfigFor(int rows, int K, int N, int max_blocks) {
 }
 
 bool WgmmaLinearSupports(KernelDType dtype, int rows, int K, int N, int max_blocks) {
-  if (dtype == KernelDType::kFloat32 || rows < 1 || K <= 0 || N <= 0 || !IsHopper()) {
+  if (dtype == KernelDType::kFloat32 || rows < 1 || K <= 0 || N <= 0 || !IsHopper() ||
+      Encoder() == nullptr) {
     return false;
   }
   return ConfigFor(rows, K, N, BlocksAllowed(max_blocks)) >= 0;
