@@ -178,6 +178,52 @@ TEST(DecodeKernelTest, PaddedLmHeadGivesTheUnpaddedLogits) {
   EXPECT_LT(((got.cpu() - want).norm() / want.norm()).item<double>(), 1e-5);
 }
 
+// Decodes rows b < batch (slot S - 1 - b of the S = lengths.size() slots:
+// rows and slots in different orders; token first + step * b at the slot's
+// length) with `fused` and `reference` and expects the logits within
+// `tolerance` (|a - b| / |b|), the greedy kernel to give argmax and
+// log_softmax, and DecodeSlots (tokens and positions read from per-slot
+// state) the same rows as Decode. Decoding the same token at the same
+// position rewrites the same K/V, so every batch size sees the same cache.
+struct TokenRamp {
+  int64_t first, step;
+};
+void ExpectBatchMatchesTheReference(const Gpt2FusedDecoder& fused, const Gpt2Model& reference,
+                                    KvCache* cache_a, KvCache* cache_b,
+                                    const std::vector<int64_t>& lengths, int64_t batch,
+                                    TokenRamp ramp, double tolerance, const std::string& what) {
+  const int64_t slots_total = static_cast<int64_t>(lengths.size());
+  std::vector<int64_t> slots, tokens, positions;
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t slot = slots_total - 1 - b;
+    slots.push_back(slot);
+    tokens.push_back(ramp.first + ramp.step * b);
+    positions.push_back(lengths[slot]);
+  }
+  const at::Tensor a = fused.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, cache_a);
+  const at::Tensor b = reference.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, cache_b);
+  EXPECT_LT(((a - b).norm() / b.norm()).item<double>(), tolerance) << what;
+
+  const auto [greedy, logprobs] = GreedyTokens(a);
+  EXPECT_TRUE(greedy.equal(a.argmax(-1))) << what;
+  const at::Tensor expected = at::log_softmax(a, -1).gather(1, greedy.unsqueeze(1)).squeeze(1);
+  EXPECT_TRUE(at::allclose(logprobs, expected, 1e-5, 1e-4)) << what;
+
+  at::Tensor slot_tokens = at::full({slots_total}, -1, at::kLong);
+  at::Tensor slot_positions = at::full({slots_total}, -1, at::kLong);
+  for (int64_t r = 0; r < batch; ++r) {
+    slot_tokens[slots[r]] = tokens[r];
+    slot_positions[slots[r]] = positions[r];
+  }
+  const CausalLm::SlotDecode step = fused.DecodeSlots(
+      Ids(slots), slot_tokens.to(at::kCUDA), slot_positions.to(at::kCUDA), true, cache_a);
+  // Greedy: the head's own output (the padded cuBLAS head's, in the model's
+  // dtype, above kMaxGpt2FusedRows rows).
+  EXPECT_TRUE(step.logits.to(at::kFloat).equal(a)) << what;
+  EXPECT_TRUE(step.tokens.equal(greedy)) << what;
+  EXPECT_TRUE(at::allclose(step.logprobs, expected, 1e-5, 1e-4)) << what;
+}
+
 // The fused decode path (fused or cluster projections, attention kernel)
 // against the gather + matmul reference, in every dtype, for every batch size
 // up to kMaxFusedRows + 1, then the batch buckets 16, 32, 64 and one past
@@ -210,41 +256,10 @@ TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
       EXPECT_EQ(fused.UsesHalves(batch),
                 batch >= kMinGpt2HalvesRows && batch <= kMaxGpt2HalvesRows)
           << c10::toString(dtype);
-      std::vector<int64_t> slots, tokens, positions;
-      for (int64_t b = 0; b < batch; ++b) {
-        const int64_t slot = slots_total - 1 - b;  // rows and slots in different orders
-        slots.push_back(slot);
-        tokens.push_back(300 + 7 * b);
-        positions.push_back(lengths[slot]);
-      }
-      // Decoding the same token at the same position rewrites the same K/V,
-      // so every batch size sees the same cache.
-      const at::Tensor a = fused.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_a);
-      const at::Tensor b =
-          reference.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_b);
-      const double tolerance = dtype == at::kFloat ? 1e-4 : 3e-2;
-      const double error = ((a - b).norm() / b.norm()).item<double>();
-      EXPECT_LT(error, tolerance) << c10::toString(dtype) << " batch " << batch;
-
-      const auto [greedy, logprobs] = GreedyTokens(a);
-      EXPECT_TRUE(greedy.equal(a.argmax(-1))) << c10::toString(dtype) << " batch " << batch;
-      const at::Tensor expected = at::log_softmax(a, -1).gather(1, greedy.unsqueeze(1)).squeeze(1);
-      EXPECT_TRUE(at::allclose(logprobs, expected, 1e-5, 1e-4)) << c10::toString(dtype);
-
-      // The same rows, with tokens and positions read from per-slot state.
-      at::Tensor slot_tokens = at::full({slots_total}, -1, at::kLong);
-      at::Tensor slot_positions = at::full({slots_total}, -1, at::kLong);
-      for (int64_t b = 0; b < batch; ++b) {
-        slot_tokens[slots[b]] = tokens[b];
-        slot_positions[slots[b]] = positions[b];
-      }
-      const CausalLm::SlotDecode step = fused.DecodeSlots(
-          Ids(slots), slot_tokens.to(at::kCUDA), slot_positions.to(at::kCUDA), true, &cache_a);
-      // Greedy: the head's own output (the padded cuBLAS head's, in the
-      // model's dtype, above kMaxGpt2FusedRows rows).
-      EXPECT_TRUE(step.logits.to(at::kFloat).equal(a)) << c10::toString(dtype) << " batch " << batch;
-      EXPECT_TRUE(step.tokens.equal(greedy)) << c10::toString(dtype) << " batch " << batch;
-      EXPECT_TRUE(at::allclose(step.logprobs, expected, 1e-5, 1e-4)) << c10::toString(dtype);
+      ExpectBatchMatchesTheReference(fused, reference, &cache_a, &cache_b, lengths, batch,
+                                     {300, 7}, dtype == at::kFloat ? 1e-4 : 3e-2,
+                                     std::string(c10::toString(dtype)) + " batch " +
+                                         std::to_string(batch));
     }
   }
 }
@@ -283,29 +298,8 @@ TEST(DecodeKernelTest, Gpt2SmallWidthBatchesMatchTheReference) {
     for (int64_t batch : {33, 64, 65, 128, 129, 256}) {
       const std::string what = std::string(c10::toString(dtype)) + " batch " + std::to_string(batch);
       EXPECT_EQ(fused.UsesHalves(batch), batch <= kMaxGpt2HalvesRows) << what;
-      std::vector<int64_t> slots, tokens, positions;
-      for (int64_t b = 0; b < batch; ++b) {
-        const int64_t slot = slots_total - 1 - b;
-        slots.push_back(slot);
-        tokens.push_back(500 + 11 * b);
-        positions.push_back(lengths[slot]);
-      }
-      const at::Tensor a = fused.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_a);
-      const at::Tensor b =
-          reference.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_b);
-      EXPECT_LT(((a - b).norm() / b.norm()).item<double>(), 3e-2) << what;
-      const auto [greedy, logprobs] = GreedyTokens(a);
-      EXPECT_TRUE(greedy.equal(a.argmax(-1))) << what;
-      at::Tensor slot_tokens = at::full({slots_total}, -1, at::kLong);
-      at::Tensor slot_positions = at::full({slots_total}, -1, at::kLong);
-      for (int64_t r = 0; r < batch; ++r) {
-        slot_tokens[slots[r]] = tokens[r];
-        slot_positions[slots[r]] = positions[r];
-      }
-      const CausalLm::SlotDecode step = fused.DecodeSlots(
-          Ids(slots), slot_tokens.to(at::kCUDA), slot_positions.to(at::kCUDA), true, &cache_a);
-      EXPECT_TRUE(step.logits.to(at::kFloat).equal(a)) << what;
-      EXPECT_TRUE(step.tokens.equal(greedy)) << what;
+      ExpectBatchMatchesTheReference(fused, reference, &cache_a, &cache_b, lengths, batch,
+                                     {500, 11}, 3e-2, what);
     }
   }
 }
