@@ -178,51 +178,70 @@ TEST(DecodeKernelTest, PaddedLmHeadGivesTheUnpaddedLogits) {
   EXPECT_LT(((got.cpu() - want).norm() / want.norm()).item<double>(), 1e-5);
 }
 
-// Decodes rows b < batch (slot S - 1 - b of the S = lengths.size() slots:
-// rows and slots in different orders; token first + step * b at the slot's
-// length) with `fused` and `reference` and expects the logits within
-// `tolerance` (|a - b| / |b|), the greedy kernel to give argmax and
-// log_softmax, and DecodeSlots (tokens and positions read from per-slot
-// state) the same rows as Decode. Decoding the same token at the same
-// position rewrites the same K/V, so every batch size sees the same cache.
 struct TokenRamp {
   int64_t first, step;
 };
-void ExpectBatchMatchesTheReference(const Gpt2FusedDecoder& fused, const Gpt2Model& reference,
-                                    KvCache* cache_a, KvCache* cache_b,
-                                    const std::vector<int64_t>& lengths, int64_t batch,
-                                    TokenRamp ramp, double tolerance, const std::string& what) {
-  const int64_t slots_total = static_cast<int64_t>(lengths.size());
-  std::vector<int64_t> slots, tokens, positions;
-  for (int64_t b = 0; b < batch; ++b) {
-    const int64_t slot = slots_total - 1 - b;
-    slots.push_back(slot);
-    tokens.push_back(ramp.first + ramp.step * b);
-    positions.push_back(lengths[slot]);
-  }
-  const at::Tensor a = fused.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, cache_a);
-  const at::Tensor b = reference.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, cache_b);
-  EXPECT_LT(((a - b).norm() / b.norm()).item<double>(), tolerance) << what;
 
-  const auto [greedy, logprobs] = GreedyTokens(a);
-  EXPECT_TRUE(greedy.equal(a.argmax(-1))) << what;
-  const at::Tensor expected = at::log_softmax(a, -1).gather(1, greedy.unsqueeze(1)).squeeze(1);
-  EXPECT_TRUE(at::allclose(logprobs, expected, 1e-5, 1e-4)) << what;
+// `config`'s random weights (`seed`) in `dtype` on the GPU, run by the fused
+// decoder and by the gather + matmul reference, each with its own cache of
+// `slots` slots prefilled alike (PrefillBoth: step, offset).
+struct FusedAndReference {
+  FusedAndReference(const Gpt2Config& config, at::ScalarType dtype, uint64_t seed, int64_t slots,
+                    int64_t step, int64_t offset)
+      : weights(Gpt2Weights::Random(config, seed).To(dtype, at::kCUDA)),
+        fused(config, weights),
+        reference(config, weights),
+        cache_a(Shape(config, slots), at::TensorOptions().dtype(dtype).device(at::kCUDA)),
+        cache_b(Shape(config, slots), at::TensorOptions().dtype(dtype).device(at::kCUDA)),
+        lengths(PrefillBoth(fused, &cache_a, reference, &cache_b, slots, step, offset)) {}
 
-  at::Tensor slot_tokens = at::full({slots_total}, -1, at::kLong);
-  at::Tensor slot_positions = at::full({slots_total}, -1, at::kLong);
-  for (int64_t r = 0; r < batch; ++r) {
-    slot_tokens[slots[r]] = tokens[r];
-    slot_positions[slots[r]] = positions[r];
+  // Decodes rows b < batch (slot S - 1 - b of the S slots: rows and slots in
+  // different orders; token ramp.first + ramp.step * b at the slot's length)
+  // with both and expects the logits within `tolerance` (|a - b| / |b|), the
+  // greedy kernel to give argmax and log_softmax, and DecodeSlots (tokens
+  // and positions read from per-slot state) the same rows as Decode.
+  // Decoding the same token at the same position rewrites the same K/V, so
+  // every batch size sees the same cache.
+  void ExpectBatchMatches(int64_t batch, TokenRamp ramp, double tolerance,
+                          const std::string& what) {
+    const int64_t slots_total = static_cast<int64_t>(lengths.size());
+    std::vector<int64_t> slots, tokens, positions;
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t slot = slots_total - 1 - b;
+      slots.push_back(slot);
+      tokens.push_back(ramp.first + ramp.step * b);
+      positions.push_back(lengths[slot]);
+    }
+    const at::Tensor a = fused.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_a);
+    const at::Tensor b = reference.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_b);
+    EXPECT_LT(((a - b).norm() / b.norm()).item<double>(), tolerance) << what;
+
+    const auto [greedy, logprobs] = GreedyTokens(a);
+    EXPECT_TRUE(greedy.equal(a.argmax(-1))) << what;
+    const at::Tensor expected = at::log_softmax(a, -1).gather(1, greedy.unsqueeze(1)).squeeze(1);
+    EXPECT_TRUE(at::allclose(logprobs, expected, 1e-5, 1e-4)) << what;
+
+    at::Tensor slot_tokens = at::full({slots_total}, -1, at::kLong);
+    at::Tensor slot_positions = at::full({slots_total}, -1, at::kLong);
+    for (int64_t r = 0; r < batch; ++r) {
+      slot_tokens[slots[r]] = tokens[r];
+      slot_positions[slots[r]] = positions[r];
+    }
+    const CausalLm::SlotDecode step = fused.DecodeSlots(
+        Ids(slots), slot_tokens.to(at::kCUDA), slot_positions.to(at::kCUDA), true, &cache_a);
+    // Greedy: the head's own output (the padded cuBLAS head's, in the model's
+    // dtype, above kMaxGpt2FusedRows rows).
+    EXPECT_TRUE(step.logits.to(at::kFloat).equal(a)) << what;
+    EXPECT_TRUE(step.tokens.equal(greedy)) << what;
+    EXPECT_TRUE(at::allclose(step.logprobs, expected, 1e-5, 1e-4)) << what;
   }
-  const CausalLm::SlotDecode step = fused.DecodeSlots(
-      Ids(slots), slot_tokens.to(at::kCUDA), slot_positions.to(at::kCUDA), true, cache_a);
-  // Greedy: the head's own output (the padded cuBLAS head's, in the model's
-  // dtype, above kMaxGpt2FusedRows rows).
-  EXPECT_TRUE(step.logits.to(at::kFloat).equal(a)) << what;
-  EXPECT_TRUE(step.tokens.equal(greedy)) << what;
-  EXPECT_TRUE(at::allclose(step.logprobs, expected, 1e-5, 1e-4)) << what;
-}
+
+  Gpt2Weights weights;
+  Gpt2FusedDecoder fused;
+  Gpt2Model reference;
+  KvCache cache_a, cache_b;
+  std::vector<int64_t> lengths;  // per slot
+};
 
 // The fused decode path (fused or cluster projections, attention kernel)
 // against the gather + matmul reference, in every dtype, for every batch size
@@ -241,14 +260,8 @@ TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
   for (int64_t batch = 1; batch <= kMaxFusedRows + 1; ++batch) batches.push_back(batch);
   for (int64_t batch : {16, 17, 32, 33, 64, 65}) batches.push_back(batch);
   for (at::ScalarType dtype : {at::kFloat, at::kHalf, at::kBFloat16}) {
-    const Gpt2Weights weights = Gpt2Weights::Random(config, 11).To(dtype, at::kCUDA);
-    Gpt2FusedDecoder fused(config, weights);
-    Gpt2Model reference(config, weights);
-    const auto options = at::TensorOptions().dtype(dtype).device(at::kCUDA);
-    KvCache cache_a(Shape(config, slots_total), options);
-    KvCache cache_b(Shape(config, slots_total), options);
-    const std::vector<int64_t> lengths =
-        PrefillBoth(fused, &cache_a, reference, &cache_b, slots_total, 37, 11);
+    FusedAndReference models(config, dtype, 11, slots_total, 37, 11);
+    const Gpt2FusedDecoder& fused = models.fused;
     for (int64_t batch : batches) {
       // fp16 / bf16 take the cluster kernel's layers up to kMaxGpt2ClusterRows.
       const int64_t fused_rows = dtype == at::kFloat ? kMaxGpt2FusedRows : kMaxGpt2ClusterRows;
@@ -256,10 +269,9 @@ TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
       EXPECT_EQ(fused.UsesHalves(batch),
                 batch >= kMinGpt2HalvesRows && batch <= kMaxGpt2HalvesRows)
           << c10::toString(dtype);
-      ExpectBatchMatchesTheReference(fused, reference, &cache_a, &cache_b, lengths, batch,
-                                     {300, 7}, dtype == at::kFloat ? 1e-4 : 3e-2,
-                                     std::string(c10::toString(dtype)) + " batch " +
-                                         std::to_string(batch));
+      models.ExpectBatchMatches(batch, {300, 7}, dtype == at::kFloat ? 1e-4 : 3e-2,
+                                std::string(c10::toString(dtype)) + " batch " +
+                                    std::to_string(batch));
     }
   }
 }
@@ -287,19 +299,11 @@ TEST(DecodeKernelTest, Gpt2SmallWidthBatchesMatchTheReference) {
     std::printf("no sm_90 GPU with 128 multiprocessors: the batches run on cuBLAS here\n");
   }
   for (at::ScalarType dtype : {at::kHalf, at::kBFloat16}) {
-    const Gpt2Weights weights = Gpt2Weights::Random(config, 13).To(dtype, at::kCUDA);
-    Gpt2FusedDecoder fused(config, weights);
-    Gpt2Model reference(config, weights);
-    const auto options = at::TensorOptions().dtype(dtype).device(at::kCUDA);
-    KvCache cache_a(Shape(config, slots_total), options);
-    KvCache cache_b(Shape(config, slots_total), options);
-    const std::vector<int64_t> lengths =
-        PrefillBoth(fused, &cache_a, reference, &cache_b, slots_total, 29, 3);
+    FusedAndReference models(config, dtype, 13, slots_total, 29, 3);
     for (int64_t batch : {33, 64, 65, 128, 129, 256}) {
       const std::string what = std::string(c10::toString(dtype)) + " batch " + std::to_string(batch);
-      EXPECT_EQ(fused.UsesHalves(batch), batch <= kMaxGpt2HalvesRows) << what;
-      ExpectBatchMatchesTheReference(fused, reference, &cache_a, &cache_b, lengths, batch,
-                                     {500, 11}, 3e-2, what);
+      EXPECT_EQ(models.fused.UsesHalves(batch), batch <= kMaxGpt2HalvesRows) << what;
+      models.ExpectBatchMatches(batch, {500, 11}, 3e-2, what);
     }
   }
 }
