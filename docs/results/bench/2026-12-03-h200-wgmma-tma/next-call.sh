@@ -9,8 +9,10 @@ TEST_TIMEOUT=300 bash scripts/gpu-session.sh test
 echo "== t=$(( $(date +%s) - t0 ))"
 # Mutant 1: fc2's split grid allowed a whole wave (WgmmaLinearTest's choice checks must fail).
 # Mutant 2: the weight tile requested after the wait (the wait-placement test must fail).
+# Mutant 3: the kernel's GELU dropped (WgmmaLinearTest and, in the step, the new
+#           Gpt2SmallWidthBatchesMatchTheReference must fail).
 f=core/model/cuda/wgmma_linear_kernel.cu; cp $f /tmp/orig.cu
-for m in 1 2; do
+for m in 1 2 3; do
   cp /tmp/orig.cu $f
   python3 - "$f" "$m" <<'PY'
 import sys
@@ -18,6 +20,9 @@ p, m = sys.argv[1], sys.argv[2]; s = open(p).read()
 if m == "1":
     old = "return ConfigWithin(rows, K, N, max_blocks / 2, /*splits=*/0);"
     assert old in s; s = s.replace(old, "return ConfigWithin(rows, K, N, max_blocks, /*splits=*/0);")
+elif m == "3":
+    old = "return gelu ? kernel::GeluTanh(v) : v;"
+    assert old in s; s = s.replace(old, "return v;")
 else:
     wait = "  kernel::WaitForPreviousKernel();  // x comes from the previous kernel\n"
     request = s[s.index("  // The weights and bias are constant"):s.index(wait)]
@@ -25,13 +30,20 @@ else:
 open(p, "w").write(s)
 PY
   ( source .device/prelude.sh > /dev/null 2>&1
-    cmake --build build-gpu -j16 --target tandem_model wgmma_linear_test > $OUT/mutant$m-build.log 2>&1 || tail -20 $OUT/mutant$m-build.log
-    ctest --test-dir build-gpu -R "WgmmaLinear|WaitPlacement" --output-on-failure > $OUT/mutant$m.log 2>&1; echo "mutant $m ctest rc=$? (must be non-zero)"
+    cmake --build build-gpu -j16 --target tandem_model wgmma_linear_test cuda_runner_test > $OUT/mutant$m-build.log 2>&1 || tail -20 $OUT/mutant$m-build.log
+    ctest --test-dir build-gpu -R "WgmmaLinear|WaitPlacement|Gpt2SmallWidth" --output-on-failure > $OUT/mutant$m.log 2>&1; echo "mutant $m ctest rc=$? (must be non-zero)"
     grep -E "Failed|FAIL|Passed" $OUT/mutant$m.log | head -8 )
 done
 cp /tmp/orig.cu $f
 ( source .device/prelude.sh > /dev/null 2>&1; cmake --build build-gpu -j16 --target tandem-bench > /dev/null 2>&1 )
 echo "== t=$(( $(date +%s) - t0 ))"
 BENCH_BATCHES=1,2,16,32,64,128,256 bash scripts/gpu-session.sh bench prevbench
+# tandem-linear-bench after its split into three files (f503987): the table and the survey.
+( source .device/prelude.sh > /dev/null 2>&1
+  cmake --build build-gpu -j16 --target tandem-linear-bench > /dev/null 2>&1
+  LINEAR_BENCH_ROWS=64,256 build-gpu/bin/tandem-linear-bench $OUT/linear.jsonl > $OUT/linear.txt 2>&1
+  echo "linear rc=$?"; cut -c1-150 $OUT/linear.txt
+  LINEAR_BENCH_SURVEY=1 LINEAR_BENCH_ROWS=64 LINEAR_BENCH_SHAPES=out build-gpu/bin/tandem-linear-bench \
+      > $OUT/linear-survey.txt 2>&1; echo "survey rc=$?"; grep "^##" $OUT/linear-survey.txt )
 echo "== t=$(( $(date +%s) - t0 ))"
 cd $OUT && tar czf /tmp/all.tgz --exclude='*.ncu-rep' . && find . -mindepth 1 -delete && mv /tmp/all.tgz . ; ls
