@@ -12,9 +12,10 @@ source issues there:
 
   GemvKernel<T, GemvShape<threads, cols, unroll>, ...>: cols * unroll
   FusedLinearKernel, LmHeadKernel, SkinnyLinearKernel: 1
-  FusedLinearKernel with its LayerNorm: 2 more than without it (same element
-      type and rows), the first chunk's LayerNorm weight and bias
-  LayerNormKernel, RowLayerNormKernel: 2 (its LayerNorm weight and bias)
+  FusedLinearKernel with its LayerNorm weights in registers (kNormInRegisters):
+      2 more than the kernel of the same element type and rows without a
+      LayerNorm (the lane's LayerNorm weight and bias)
+  RowLayerNormKernel: 2 (its LayerNorm weight and bias)
   ClusterLinearKernel: 1 asynchronous copy to shared memory (LDGSTS)
   WgmmaLinearKernel: 2, its weight tile's bulk tensor copy (UTMALDG) and its bias
 
@@ -26,11 +27,11 @@ import subprocess
 import sys
 
 FAMILIES = ("GemvKernel", "FusedLinearKernel", "LmHeadKernel", "SkinnyLinearKernel",
-            "ClusterLinearKernel", "18RowLayerNormKernel", "15LayerNormKernel",
-            "WgmmaLinearKernel")
+            "ClusterLinearKernel", "RowLayerNormKernel", "WgmmaLinearKernel")
 GEMV_SHAPE = re.compile(r"GemvShapeILi(\d+)ELi(\d+)ELi(\d+)EE")
-# FusedLinearKernel<T, kRows, kNorm, kEpilogue>'s template arguments.
-FUSED_LINEAR = re.compile(r"FusedLinearKernelI(\w+?)Li(\d+)ELb([01])ELNS_14LinearEpilogueE(\d+)E")
+# FusedLinearKernel<T, kRows, kNorm, kEpilogue, kNormInRegisters>'s template arguments.
+FUSED_LINEAR = re.compile(
+    r"FusedLinearKernelI(\w+?)Li(\d+)ELb([01])ELNS_14LinearEpilogueE(\d+)ELb([01])E")
 
 
 def functions(sass):
@@ -67,14 +68,14 @@ def expected_loads(name):
     if family == "GemvKernel":
         shape = GEMV_SHAPE.search(name)
         return int(shape.group(2)) * int(shape.group(3)) if shape else 1
-    if family in ("18RowLayerNormKernel", "15LayerNormKernel", "WgmmaLinearKernel"):
+    if family in ("RowLayerNormKernel", "WgmmaLinearKernel"):
         return 2
     return 1
 
 
 def check(sass):
     checked, failures = 0, []
-    counts = {}  # FusedLinearKernel: (T, rows, norm, epilogue) -> loads before the wait
+    fused = {}  # FusedLinearKernel's template arguments -> loads before the wait
     for name, body in functions(sass):
         want = expected_loads(name)
         if want is None:
@@ -85,20 +86,20 @@ def check(sass):
             failures.append(f"{name}: no griddepcontrol.wait (ACQBULK) in its SASS")
         elif got < want:
             failures.append(f"{name}: {got} loads before the wait, the source issues {want}")
-        fused = FUSED_LINEAR.search(name)
-        if fused and got is not None:
-            counts[fused.groups()] = got
-    for (dtype, rows, norm, epilogue), got in sorted(counts.items()):
-        if norm != "1":
+        match = FUSED_LINEAR.search(name)
+        if match and got is not None:
+            fused[match.groups()] = got
+    for (dtype, rows, _, epilogue, in_registers), got in sorted(fused.items()):
+        if in_registers != "1":
             continue
-        plain = counts.get((dtype, rows, "0", "0"))  # kBias without the LayerNorm
+        plain = fused.get((dtype, rows, "0", "0", "0"))  # kBias, no LayerNorm
         if plain is None:
             failures.append(f"FusedLinearKernel<{dtype}, {rows}>: no variant without the "
                             "LayerNorm to compare with")
         elif got < plain + 2:
-            failures.append(f"FusedLinearKernel<{dtype}, {rows}, LayerNorm, epilogue {epilogue}>: "
-                            f"{got} loads before the wait, {plain} without the LayerNorm (its "
-                            "first chunk's weight and bias are 2 more)")
+            failures.append(f"FusedLinearKernel<{dtype}, {rows}, LayerNorm in registers, "
+                            f"epilogue {epilogue}>: {got} loads before the wait, {plain} "
+                            "without the LayerNorm (its weight and bias are 2 more)")
     return checked, failures
 
 

@@ -22,12 +22,16 @@ using kernel::Vec16;
 using kernel::WithElementType;
 
 // Block: kLinearWarps warps, warp w computes output column n = block * 8 + w
-// for all rows (kernel::WarpDotRows). The column's first weights, its bias
-// and the first chunk's LayerNorm weights are loaded (the LayerNorm's others
-// prefetched into L2) before waiting for the previous kernel (they are
-// constant), so their latency overlaps that kernel. With kNorm, the block then computes each row's LayerNorm
-// statistics.
-template <typename T, int kRows, bool kNorm, LinearEpilogue kEpilogue>
+// for all rows (kernel::WarpDotRows). The column's first weights and its bias
+// are loaded, and the LayerNorm weights prefetched into L2, before waiting
+// for the previous kernel (they are constant), so their latency overlaps
+// that kernel. With kNorm, the block then computes each row's LayerNorm
+// statistics. kNormInRegisters (one row, K <= kOneChunkK): the lane's
+// LayerNorm weights are loaded into registers instead, so they are not an L2
+// round trip after the statistics (GPT-2 small N=1 227.0 -> 210.6 us per
+// step: docs/results/bench/2026-12-03-h200-n1-chain/).
+template <typename T, int kRows, bool kNorm, LinearEpilogue kEpilogue,
+          bool kNormInRegisters = false>
 __global__ void __launch_bounds__(kLinearWarps * 32)
 FusedLinearKernel(const T* __restrict__ x, const T* __restrict__ norm_weight,
                   const T* __restrict__ norm_bias, float eps, const T* __restrict__ weight,
@@ -41,15 +45,12 @@ FusedLinearKernel(const T* __restrict__ x, const T* __restrict__ norm_weight,
   uint4 chunk[kChunk];
   kernel::LoadFirstChunk(w_row, active, K, chunk);
   const float b = active ? ToFloat(bias[n]) : 0.0f;
-  kernel::NormChunk<kNorm> norm_first;
-  kernel::LoadFirstNormChunk(norm_weight, norm_bias, active, K, norm_first);
-  // The LayerNorm weights past the first chunk (K above 1,024 halves or 512
-  // floats): into L2.
-  constexpr int kFirstChunkK = kChunk * 32 * Vec16<T>::kSize;
-  if (kNorm && warp == kLinearWarps - 1 && K > kFirstChunkK) {
-    const int rest = (K - kFirstChunkK) * static_cast<int>(sizeof(T));
-    kernel::WarpPrefetchL2(norm_weight + kFirstChunkK, rest);
-    kernel::WarpPrefetchL2(norm_bias + kFirstChunkK, rest);
+  static_assert(!kNormInRegisters || (kRows == 1 && kNorm), "one row's LayerNorm");
+  kernel::NormChunk norm;
+  if constexpr (kNormInRegisters) kernel::LoadNormChunk(norm_weight, norm_bias, active, K, norm);
+  if (!kNormInRegisters && kNorm && warp == kLinearWarps - 1) {
+    kernel::WarpPrefetchL2(norm_weight, K * static_cast<int>(sizeof(T)));
+    kernel::WarpPrefetchL2(norm_bias, K * static_cast<int>(sizeof(T)));
   }
   kernel::WaitForPreviousKernel();
   // kBiasResidual: lane 0's residuals (out, written by earlier kernels) read
@@ -67,8 +68,12 @@ FusedLinearKernel(const T* __restrict__ x, const T* __restrict__ norm_weight,
   if constexpr (kNorm) kernel::BlockNormStats(x, rows, K, eps, mean, rstd);
   if (!active) return;
   float acc[kRows];
-  kernel::WarpDotRows<T, kRows, kNorm>(w_row, chunk, norm_first, x, norm_weight, norm_bias,
-                                       mean, rstd, rows, K, acc);
+  if constexpr (kNormInRegisters) {
+    acc[0] = kernel::WarpNormDotRow(chunk, norm, x, mean[0], rstd[0], K);
+  } else {
+    kernel::WarpDotRows<T, kRows, kNorm>(w_row, chunk, x, norm_weight, norm_bias, mean, rstd,
+                                         rows, K, acc);
+  }
   if (lane != 0) return;
 #pragma unroll
   for (int m = 0; m < kRows; ++m) {
@@ -84,19 +89,21 @@ FusedLinearKernel(const T* __restrict__ x, const T* __restrict__ norm_weight,
   }
 }
 
-template <typename T, int kRows, bool kNorm, LinearEpilogue kEpilogue>
+template <typename T, int kRows, bool kNorm, LinearEpilogue kEpilogue,
+          bool kNormInRegisters = false>
 cudaError_t LaunchLinear(const void* x, const void* norm_weight, const void* norm_bias,
                          float eps, const void* weight, const void* bias, void* out, int rows,
                          int K, int N, cudaStream_t stream) {
   return kernel::LaunchOverlapped(
-      FusedLinearKernel<T, kRows, kNorm, kEpilogue>, dim3((N + kLinearWarps - 1) / kLinearWarps),
+      FusedLinearKernel<T, kRows, kNorm, kEpilogue, kNormInRegisters>, dim3((N + kLinearWarps - 1) / kLinearWarps),
       dim3(kLinearWarps * 32), 0, stream, static_cast<const T*>(x),
       static_cast<const T*>(norm_weight), static_cast<const T*>(norm_bias), eps,
       static_cast<const T*>(weight), static_cast<const T*>(bias), static_cast<T*>(out), rows,
       K, N);
 }
 
-// Picks the compiled variant: rows rounded up to 1, 2, 4 or 8.
+// Picks the compiled variant: rows rounded up to 1, 2, 4 or 8; one row with
+// its LayerNorm and K in one chunk, the LayerNorm weights in registers.
 template <typename T, bool kNorm, LinearEpilogue kEpilogue>
 cudaError_t LaunchLinearRows(const void* x, const void* norm_weight, const void* norm_bias,
                              float eps, const void* weight, const void* bias, void* out,
@@ -104,6 +111,10 @@ cudaError_t LaunchLinearRows(const void* x, const void* norm_weight, const void*
 #define TANDEM_LINEAR(R)                                                                  \
   return LaunchLinear<T, R, kNorm, kEpilogue>(x, norm_weight, norm_bias, eps, weight, bias, \
                                               out, rows, K, N, stream)
+  if (kNorm && rows <= 1 && K <= kernel::kOneChunkK<T>) {
+    return LaunchLinear<T, 1, kNorm, kEpilogue, kNorm>(x, norm_weight, norm_bias, eps, weight,
+                                                       bias, out, rows, K, N, stream);
+  }
   if (rows <= 1) TANDEM_LINEAR(1);
   if (rows <= 2) TANDEM_LINEAR(2);
   if (rows <= 4) TANDEM_LINEAR(4);
@@ -142,9 +153,7 @@ __global__ void EmbedTokensKernel(const T* __restrict__ wte, const T* __restrict
 }
 
 // One block for all rows (rows <= kMaxFusedRows; warp m takes row m's
-// statistics). Channels whose LayerNorm weights a thread holds in registers
-// (GPT-2 small's 768 at 256 threads: 3; xl's 1,600: 7).
-constexpr int kLayerNormHeld = 8;
+// statistics).
 template <typename T>
 __global__ void __launch_bounds__(kLinearWarps * 32)
 LayerNormKernel(T* x, const T* residual, const T* __restrict__ weight,
@@ -152,15 +161,9 @@ LayerNormKernel(T* x, const T* residual, const T* __restrict__ weight,
                 int channels) {
   kernel::AllowNextKernel();
   __shared__ float mean[kMaxFusedRows], rstd[kMaxFusedRows];
-  // Thread t normalizes channels c = t + j * blockDim.x of every row. The
-  // weight and bias of its first kLayerNormHeld channels are constant: read
-  // before the wait, not a round trip after the statistics.
-  float gamma[kLayerNormHeld], beta[kLayerNormHeld];
-#pragma unroll
-  for (int j = 0; j < kLayerNormHeld; ++j) {
-    const int c = threadIdx.x + j * blockDim.x;
-    gamma[j] = c < channels ? ToFloat(weight[c]) : 0.0f;
-    beta[j] = c < channels ? ToFloat(bias[c]) : 0.0f;
+  if (threadIdx.x < 32) {  // constant: fetch it while the previous kernel finishes
+    kernel::WarpPrefetchL2(weight, channels * static_cast<int>(sizeof(T)));
+    kernel::WarpPrefetchL2(bias, channels * static_cast<int>(sizeof(T)));
   }
   kernel::WaitForPreviousKernel();
   if (residual != nullptr) {  // x = T(x + residual), as ATen's add rounds it
@@ -170,19 +173,10 @@ LayerNormKernel(T* x, const T* residual, const T* __restrict__ weight,
     __syncthreads();  // the block's writes, visible to its statistics
   }
   kernel::BlockNormStats(x, rows, channels, eps, mean, rstd);
-  auto normalize = [&](int c, float g, float b) {
-    for (int m = 0; m < rows; ++m) {
-      const size_t i = static_cast<size_t>(m) * channels + c;
-      out[i] = FromFloat<T>((ToFloat(x[i]) - mean[m]) * rstd[m] * g + b);
-    }
-  };
-#pragma unroll
-  for (int j = 0; j < kLayerNormHeld; ++j) {
-    const int c = threadIdx.x + j * blockDim.x;
-    if (c < channels) normalize(c, gamma[j], beta[j]);
-  }
-  for (int c = threadIdx.x + kLayerNormHeld * blockDim.x; c < channels; c += blockDim.x) {
-    normalize(c, ToFloat(weight[c]), ToFloat(bias[c]));
+  for (int i = threadIdx.x; i < rows * channels; i += blockDim.x) {
+    const int m = i / channels, c = i % channels;
+    out[i] = FromFloat<T>((ToFloat(x[i]) - mean[m]) * rstd[m] * ToFloat(weight[c]) +
+                          ToFloat(bias[c]));
   }
 }
 

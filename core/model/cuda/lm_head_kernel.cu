@@ -55,8 +55,8 @@ LmHeadKernel(const T* __restrict__ x, const T* __restrict__ weight, float* __res
   kernel::WaitForPreviousKernel();
   if (!active) return;
   float acc[kRows];
-  kernel::WarpDotRows<T, kRows, false>(w_row, chunk, kernel::NormChunk<false>{}, x, nullptr,
-                                       nullptr, nullptr, nullptr, rows, K, acc);
+  kernel::WarpDotRows<T, kRows, false>(w_row, chunk, x, nullptr, nullptr, nullptr, nullptr, rows,
+                                       K, acc);
   if (threadIdx.x % 32 != 0) return;
 #pragma unroll
   for (int m = 0; m < kRows; ++m) {

@@ -32,35 +32,6 @@ __device__ __forceinline__ void LoadFirstChunk(const T* w_row, bool active, int 
   }
 }
 
-// The LayerNorm weight and bias of a lane's first chunk (the elements
-// LoadFirstChunk reads) for WarpDotRows with kNorm, in registers: loaded
-// with the weights before the kernel waits for the previous one, they are
-// not an L2 round trip after the row's statistics (GPT-2 small N=1 227.0 ->
-// 210.6 us per step: docs/results/bench/2026-12-03-h200-n1-chain/). Empty
-// without kNorm.
-template <bool kNorm>
-struct NormChunk {
-  uint4 gamma[kNorm ? kChunk : 1];
-  uint4 beta[kNorm ? kChunk : 1];
-};
-
-template <typename T, bool kNorm>
-__device__ __forceinline__ void LoadFirstNormChunk(const T* norm_weight, const T* norm_bias,
-                                                   bool active, int K, NormChunk<kNorm>& out) {
-  if constexpr (kNorm) {
-    constexpr int kVec = Vec16<T>::kSize;
-    const int first = (threadIdx.x % 32) * kVec;
-#pragma unroll
-    for (int c = 0; c < kChunk; ++c) {
-      const int k = first + c * 32 * kVec;
-      if (active && k < K) {
-        out.gamma[c] = LoadRaw(norm_weight + k);
-        out.beta[c] = LoadRaw(norm_bias + k);
-      }
-    }
-  }
-}
-
 // Asks L2 for the `bytes` bytes at p, spread over the warp's lanes (for
 // constant data a kernel will read after WaitForPreviousKernel).
 __device__ __forceinline__ void WarpPrefetchL2(const void* p, int bytes) {
@@ -106,15 +77,14 @@ __device__ void BlockNormStats(const T* x, int rows, int K, float eps, float* me
 // acc[m] = sum_k x'[m, k] * w_row[k] for m < rows, in every lane of the warp,
 // where x' = x, or with kNorm T(layer_norm(x) * norm_weight + norm_bias)
 // (statistics from BlockNormStats; rounded to T as ATen's layer_norm output
-// is). `chunk` holds w_row's first chunk (LoadFirstChunk) and, with kNorm,
-// `norm_first` the LayerNorm's (LoadFirstNormChunk); the next chunk loads
-// while the current one is multiplied.
+// is). `chunk` holds w_row's first chunk (LoadFirstChunk); the next chunk
+// loads while the current one is multiplied.
 template <typename T, int kRows, bool kNorm>
 __device__ __forceinline__ void WarpDotRows(const T* w_row, uint4 (&chunk)[kChunk],
-                                            const NormChunk<kNorm>& norm_first, const T* x,
-                                            const T* norm_weight, const T* norm_bias,
-                                            const float* mean, const float* rstd, int rows,
-                                            int K, float (&acc)[kRows]) {
+                                            const T* x, const T* norm_weight,
+                                            const T* norm_bias, const float* mean,
+                                            const float* rstd, int rows, int K,
+                                            float (&acc)[kRows]) {
   constexpr int kVec = Vec16<T>::kSize;
   constexpr int stride = 32 * kVec;  // elements between a lane's vectors
   const int first = (threadIdx.x % 32) * kVec;
@@ -134,13 +104,8 @@ __device__ __forceinline__ void WarpDotRows(const T* w_row, uint4 (&chunk)[kChun
       float w[kVec], gamma[kVec], beta[kVec];
       Unpack<T>(chunk[c], w);
       if constexpr (kNorm) {
-        if (k0 == first) {
-          Unpack<T>(norm_first.gamma[c], gamma);
-          Unpack<T>(norm_first.beta[c], beta);
-        } else {
-          LoadVec(norm_weight + k, gamma);
-          LoadVec(norm_bias + k, beta);
-        }
+        LoadVec(norm_weight + k, gamma);
+        LoadVec(norm_bias + k, beta);
       }
 #pragma unroll
       for (int m = 0; m < kRows; ++m) {
@@ -161,6 +126,60 @@ __device__ __forceinline__ void WarpDotRows(const T* w_row, uint4 (&chunk)[kChun
   }
 #pragma unroll
   for (int m = 0; m < kRows; ++m) acc[m] = WarpSum(acc[m]);
+}
+
+// The most elements of K one chunk (every lane's kChunk vectors) covers.
+template <typename T>
+constexpr int kOneChunkK = kChunk * 32 * Vec16<T>::kSize;
+
+// A lane's share of one row's LayerNorm weight and bias [K] (K <=
+// kOneChunkK<T>: the elements LoadFirstChunk reads), raw, for WarpNormDotRow.
+struct NormChunk {
+  uint4 gamma[kChunk];
+  uint4 beta[kChunk];
+};
+
+template <typename T>
+__device__ __forceinline__ void LoadNormChunk(const T* norm_weight, const T* norm_bias,
+                                              bool active, int K, NormChunk& out) {
+  constexpr int kVec = Vec16<T>::kSize;
+  const int first = (threadIdx.x % 32) * kVec;
+#pragma unroll
+  for (int c = 0; c < kChunk; ++c) {
+    const int k = first + c * 32 * kVec;
+    if (active && k < K) {
+      out.gamma[c] = LoadRaw(norm_weight + k);
+      out.beta[c] = LoadRaw(norm_bias + k);
+    }
+  }
+}
+
+// WarpDotRows<T, 1, true> for K <= kOneChunkK<T>, with the LayerNorm weight
+// and bias in registers (`norm`, LoadNormChunk) instead of read from memory:
+// the same arithmetic in the same order, so the same bits. Without the next
+// chunk's loads it holds 80 registers a thread (WarpDotRows with the
+// registers added: 104, two blocks a multiprocessor instead of three, N=1
+// 226 -> 250 us; docs/results/bench/2026-12-03-h200-n1-chain/).
+template <typename T>
+__device__ __forceinline__ float WarpNormDotRow(const uint4 (&chunk)[kChunk],
+                                                const NormChunk& norm, const T* x,
+                                                float mean, float rstd, int K) {
+  constexpr int kVec = Vec16<T>::kSize;
+  const int first = (threadIdx.x % 32) * kVec;
+  float acc = 0.0f;
+#pragma unroll
+  for (int c = 0; c < kChunk; ++c) {
+    const int k = first + c * 32 * kVec;
+    if (k >= K) break;
+    float w[kVec], gamma[kVec], beta[kVec], v[kVec];
+    Unpack<T>(chunk[c], w);
+    Unpack<T>(norm.gamma[c], gamma);
+    Unpack<T>(norm.beta[c], beta);
+    LoadVecCoherent(x + k, v);
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) acc += w[i] * Round<T>((v[i] - mean) * rstd * gamma[i] + beta[i]);
+  }
+  return WarpSum(acc);
 }
 
 }  // namespace kernel
