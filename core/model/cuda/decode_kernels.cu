@@ -95,11 +95,11 @@ cudaError_t LaunchLinear(const void* x, const void* norm_weight, const void* nor
                          float eps, const void* weight, const void* bias, void* out, int rows,
                          int K, int N, cudaStream_t stream) {
   return kernel::LaunchOverlapped(
-      FusedLinearKernel<T, kRows, kNorm, kEpilogue, kNormInRegisters>, dim3((N + kLinearWarps - 1) / kLinearWarps),
-      dim3(kLinearWarps * 32), 0, stream, static_cast<const T*>(x),
-      static_cast<const T*>(norm_weight), static_cast<const T*>(norm_bias), eps,
-      static_cast<const T*>(weight), static_cast<const T*>(bias), static_cast<T*>(out), rows,
-      K, N);
+      FusedLinearKernel<T, kRows, kNorm, kEpilogue, kNormInRegisters>,
+      dim3((N + kLinearWarps - 1) / kLinearWarps), dim3(kLinearWarps * 32), 0, stream,
+      static_cast<const T*>(x), static_cast<const T*>(norm_weight),
+      static_cast<const T*>(norm_bias), eps, static_cast<const T*>(weight),
+      static_cast<const T*>(bias), static_cast<T*>(out), rows, K, N);
 }
 
 // Picks the compiled variant: rows rounded up to 1, 2, 4 or 8; one row with

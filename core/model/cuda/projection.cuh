@@ -177,7 +177,9 @@ __device__ __forceinline__ float WarpNormDotRow(const uint4 (&chunk)[kChunk],
     Unpack<T>(norm.beta[c], beta);
     LoadVecCoherent(x + k, v);
 #pragma unroll
-    for (int i = 0; i < kVec; ++i) acc += w[i] * Round<T>((v[i] - mean) * rstd * gamma[i] + beta[i]);
+    for (int i = 0; i < kVec; ++i) {
+      acc += w[i] * Round<T>((v[i] - mean) * rstd * gamma[i] + beta[i]);
+    }
   }
   return WarpSum(acc);
 }
