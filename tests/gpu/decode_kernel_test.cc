@@ -39,6 +39,15 @@ at::Tensor AtenGreedyLogprobs(const at::Tensor& logits) {
   return at::log_softmax(logits, 1).gather(1, logits.argmax(1).unsqueeze(1)).squeeze(1);
 }
 
+// SmallConfig at GPT-2 small's width: 768 channels, 12 heads of 64.
+Gpt2Config Gpt2SmallWidth(int64_t layers) {
+  Gpt2Config config = SmallConfig();
+  config.n_embd = 768;
+  config.n_head = 12;
+  config.n_layer = layers;
+  return config;
+}
+
 TEST(DecodeKernelTest, MatchesTheGatherMatmulPathForEveryLength) {
   c10::InferenceMode inference_mode;
   const Gpt2Config config = SmallConfig();
@@ -80,10 +89,7 @@ TEST(DecodeKernelTest, MatchesTheGatherMatmulPathForEveryLength) {
 // small N=64 on an H200), fp32 against the gather + matmul path.
 TEST(DecodeKernelTest, AttentionMatchesTheReferenceAtEveryLaunchShape) {
   c10::InferenceMode inference_mode;
-  Gpt2Config config = SmallConfig();
-  config.n_embd = 768;
-  config.n_head = 12;
-  config.n_layer = 1;
+  const Gpt2Config config = Gpt2SmallWidth(/*layers=*/1);
   int64_t wide = 0;  // the first batch of 128-thread blocks
   for (int64_t b = kMaxFusedRows + 1; b <= 128 && wide == 0; ++b) {
     if (DecodeAttentionShapeFor(static_cast<int>(b), 12).threads == 128) wide = b;
@@ -245,10 +251,7 @@ TEST(DecodeKernelTest, FusedDecodeMatchesTheReferenceForEveryBatchSize) {
 // and DecodeSlots against Decode bit for bit.
 TEST(DecodeKernelTest, Gpt2SmallWidthBatchesMatchTheReference) {
   c10::InferenceMode inference_mode;
-  Gpt2Config config = SmallConfig();
-  config.n_embd = 768;
-  config.n_head = 12;
-  config.n_layer = 2;
+  const Gpt2Config config = Gpt2SmallWidth(/*layers=*/2);
   const int64_t slots_total = 257;
   if (WgmmaLinearSupports(KernelDType::kBFloat16, 64, 3072, 768, 0)) {
     // What this test is for: every projection of a 64-row batch on the kernel.
