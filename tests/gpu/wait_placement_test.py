@@ -13,8 +13,9 @@ source issues there:
   GemvKernel<T, GemvShape<threads, cols, unroll>, ...>: cols * unroll
   FusedLinearKernel, LmHeadKernel, SkinnyLinearKernel: 1
   FusedLinearKernel with its LayerNorm weights in registers (kNormInRegisters):
-      2 more than the kernel of the same element type and rows without a
-      LayerNorm (the lane's LayerNorm weight and bias)
+      2 * kChunk (8) more than the kernel of the same element type and rows
+      without a LayerNorm (each of the lane's kChunk vectors of LayerNorm
+      weight and bias); and at least one such kernel must be found
   RowLayerNormKernel: 2 (its LayerNorm weight and bias)
   ClusterLinearKernel: 1 asynchronous copy to shared memory (LDGSTS)
   WgmmaLinearKernel: 2, its weight tile's bulk tensor copy (UTMALDG) and its bias
@@ -29,24 +30,32 @@ import sys
 FAMILIES = ("GemvKernel", "FusedLinearKernel", "LmHeadKernel", "SkinnyLinearKernel",
             "ClusterLinearKernel", "RowLayerNormKernel", "WgmmaLinearKernel")
 GEMV_SHAPE = re.compile(r"GemvShapeILi(\d+)ELi(\d+)ELi(\d+)EE")
+NORM_CHUNK_LOADS = 2 * 4  # LayerNorm weight and bias, kChunk (projection.cuh) vectors each
 # FusedLinearKernel<T, kRows, kNorm, kEpilogue, kNormInRegisters>'s template arguments.
 FUSED_LINEAR = re.compile(
     r"FusedLinearKernelI(\w+?)Li(\d+)ELb([01])ELNS_14LinearEpilogueE(\d+)ELb([01])E")
 
 
 def functions(sass):
-    """Yields (mangled name, [instruction lines]) per function of cuobjdump -sass."""
-    name, body = None, []
+    """Yields (mangled name, architecture, [instruction lines]) per function of
+    cuobjdump -sass (a library built for several architectures lists a kernel
+    once per architecture, after an "arch = sm_XX" line)."""
+    arch, name, body = "", None, []
     for line in sass.splitlines():
         match = re.search(r"Function : (\S+)", line)
-        if match:
+        arch_line = re.match(r"\s*arch = (\S+)", line)
+        if match or arch_line:
             if name is not None:
-                yield name, body
-            name, body = match.group(1), []
+                yield name, arch, body
+            name, body = None, []
+        if arch_line:
+            arch = arch_line.group(1)
+        elif match:
+            name = match.group(1)
         elif name is not None and re.search(r"/\*[0-9a-f]{4,}\*/", line) and ";" in line:
             body.append(line)
     if name is not None:
-        yield name, body
+        yield name, arch, body
 
 
 def loads_before_wait(body):
@@ -75,8 +84,8 @@ def expected_loads(name):
 
 def check(sass):
     checked, failures = 0, []
-    fused = {}  # FusedLinearKernel's template arguments -> loads before the wait
-    for name, body in functions(sass):
+    fused = {}  # (architecture, FusedLinearKernel's template arguments) -> loads before the wait
+    for name, arch, body in functions(sass):
         want = expected_loads(name)
         if want is None:
             continue
@@ -88,18 +97,24 @@ def check(sass):
             failures.append(f"{name}: {got} loads before the wait, the source issues {want}")
         match = FUSED_LINEAR.search(name)
         if match and got is not None:
-            fused[match.groups()] = got
-    for (dtype, rows, _, epilogue, in_registers), got in sorted(fused.items()):
-        if in_registers != "1":
-            continue
-        plain = fused.get((dtype, rows, "0", "0", "0"))  # kBias, no LayerNorm
+            fused[(arch,) + match.groups()] = got
+        elif "FusedLinearKernel" in name:
+            failures.append(f"{name}: its template arguments do not match FUSED_LINEAR")
+    in_registers = [key for key in fused if key[5] == "1"]
+    if fused and not in_registers:
+        failures.append("no FusedLinearKernel with its LayerNorm weights in registers")
+    for key in sorted(in_registers):
+        arch, dtype, rows, _, epilogue, _ = key
+        plain = fused.get((arch, dtype, rows, "0", "0", "0"))  # kBias, no LayerNorm
+        got = fused[key]
         if plain is None:
-            failures.append(f"FusedLinearKernel<{dtype}, {rows}>: no variant without the "
-                            "LayerNorm to compare with")
-        elif got < plain + 2:
+            failures.append(f"FusedLinearKernel<{dtype}, {rows}> ({arch}): no variant without "
+                            "the LayerNorm to compare with")
+        elif got < plain + NORM_CHUNK_LOADS:
             failures.append(f"FusedLinearKernel<{dtype}, {rows}, LayerNorm in registers, "
-                            f"epilogue {epilogue}>: {got} loads before the wait, {plain} "
-                            "without the LayerNorm (its weight and bias are 2 more)")
+                            f"epilogue {epilogue}> ({arch}): {got} loads before the wait, {plain} "
+                            f"without the LayerNorm (its weight and bias are "
+                            f"{NORM_CHUNK_LOADS} more)")
     return checked, failures
 
 

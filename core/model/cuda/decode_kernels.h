@@ -138,7 +138,10 @@ enum class LinearEpilogue {
 // rounding; + add), so results match it up to summation order. x [rows, K]; weight [N, K]
 // (each output's weights contiguous: the transpose of GPT-2's Conv1D [K, N]
 // layout); bias [N]; out [rows, N]. rows in [1, kMaxFusedRows]; K * element
-// size and every pointer aligned to 16 bytes.
+// size and every pointer aligned to 16 bytes. Launched with programmatic
+// dependent launch: reads the weights, the bias and (one row, K in one
+// chunk) the LayerNorm weights before the previous kernel has finished, so
+// no kernel of the same step may write them.
 cudaError_t LaunchFusedLinear(KernelDType dtype, LinearEpilogue epilogue, const void* x,
                               const void* norm_weight, const void* norm_bias, float eps,
                               const void* weight, const void* bias, void* out, int rows, int K,
