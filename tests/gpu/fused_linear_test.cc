@@ -1,0 +1,72 @@
+// GPU test of the fused linear kernel's LayerNorm projections (NormLinear off
+// the cluster kernel, LaunchFusedLinear), the one-row step's Q/K/V and fc. One
+// row, whose LayerNorm weight and bias a lane holds in registers where K fits
+// one chunk (kNormInRegisters), must give the bits of the same row in a two-row
+// batch (the general loop: the same statistics and the same order of sums), at
+// K of one to four 16-byte vectors a lane, K not a multiple of the warp's
+// vectors, and K past one chunk (no registers); 13 output columns, so the
+// second block has idle warps. Both within a rounding of ATen's layer_norm +
+// addmm (+ GELU). fp32, fp16 and bf16; a shifted, scaled row (the two-pass
+// statistics).
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+#include <gtest/gtest.h>
+
+#include "core/model/cuda/decode_ops.h"
+
+namespace tandem {
+namespace {
+
+// max |a - b| / max |b|, in float32.
+double RelativeError(const at::Tensor& a, const at::Tensor& b) {
+  const at::Tensor fa = a.to(at::kFloat), fb = b.to(at::kFloat);
+  return (fa - fb).abs().max().item<double>() / fb.abs().max().item<double>();
+}
+
+TEST(FusedLinearTest, OneRowLayerNormProjectionsGiveTheBitsOfATwoRowBatch) {
+  c10::InferenceMode inference_mode;
+  at::manual_seed(11);
+  const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
+  constexpr int N = 13;
+  constexpr double kEps = 1e-5;
+  int checked = 0;
+  for (at::ScalarType dtype : {at::kFloat, at::kHalf, at::kBFloat16}) {
+    // One chunk is 512 float32 / 1,024 half elements (kOneChunkK); a lane's
+    // vectors are 4 / 8 elements, 32 lanes a warp.
+    const std::vector<int> ks = dtype == at::kFloat
+                                    ? std::vector<int>{4, 132, 256, 500, 512, 516, 768}
+                                    : std::vector<int>{8, 200, 264, 768, 1016, 1024, 1032};
+    const double tolerance = dtype == at::kFloat ? 1e-5 : dtype == at::kHalf ? 1e-2 : 3e-2;
+    for (int K : ks) {
+      const at::Tensor weight = (at::randn({N, K}, cuda) / std::sqrt(K)).to(dtype);
+      const at::Tensor bias = (at::randn({N}, cuda) * 0.1).to(dtype);
+      const at::Tensor gamma = (1 + 0.2 * at::randn({K}, cuda)).to(dtype);
+      const at::Tensor beta = (0.1 * at::randn({K}, cuda)).to(dtype);
+      const at::Tensor x = (at::randn({1, K}, cuda) * 3 + 5).to(dtype);
+      const at::Tensor pair = at::cat({x, at::randn({1, K}, cuda).to(dtype)});
+      const FusedNorm norm{gamma, beta, kEps};
+      const at::Tensor h = at::layer_norm(x, {K}, gamma, beta, kEps);
+      for (bool gelu : {false, true}) {
+        const std::string what = std::string(c10::toString(dtype)) + " K " + std::to_string(K) +
+                                 (gelu ? " GELU" : "");
+        const at::Tensor one = NormLinear(x, norm, weight, bias, gelu, /*cluster=*/false);
+        const at::Tensor two = NormLinear(pair, norm, weight, bias, gelu, /*cluster=*/false);
+        ASSERT_EQ(one.sizes(), at::IntArrayRef({1, N})) << what;
+        EXPECT_TRUE(at::equal(one[0], two[0])) << what << ": one row vs a two-row batch, "
+                                               << (one[0] - two[0]).abs().max().item<double>();
+        at::Tensor reference = at::addmm(bias, h, weight.t());
+        if (gelu) reference = at::gelu(reference, "tanh");
+        EXPECT_LE(RelativeError(one, reference), tolerance) << what;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 3 * 7 * 2);
+}
+
+}  // namespace
+}  // namespace tandem
