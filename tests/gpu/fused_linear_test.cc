@@ -17,15 +17,12 @@
 #include <gtest/gtest.h>
 
 #include "core/model/cuda/decode_ops.h"
+#include "tests/gpu/gpu_test_support.h"
 
 namespace tandem {
 namespace {
 
-// max |a - b| / max |b|, in float32.
-double RelativeError(const at::Tensor& a, const at::Tensor& b) {
-  const at::Tensor fa = a.to(at::kFloat), fb = b.to(at::kFloat);
-  return (fa - fb).abs().max().item<double>() / fb.abs().max().item<double>();
-}
+using gpu_test::RelativeError;
 
 TEST(FusedLinearTest, OneRowLayerNormProjectionsGiveTheBitsOfATwoRowBatch) {
   c10::InferenceMode inference_mode;
@@ -60,7 +57,7 @@ TEST(FusedLinearTest, OneRowLayerNormProjectionsGiveTheBitsOfATwoRowBatch) {
                                                << (one[0] - two[0]).abs().max().item<double>();
         at::Tensor reference = at::addmm(bias, h, weight.t());
         if (gelu) reference = at::gelu(reference, "tanh");
-        EXPECT_LE(RelativeError(one, reference), tolerance) << what;
+        EXPECT_LE(RelativeError(one.to(at::kFloat), reference.to(at::kFloat)), tolerance) << what;
         ++checked;
       }
     }
