@@ -1,9 +1,8 @@
 // Helpers shared by the GPU test binaries cuda_runner_test,
 // decode_kernel_test, llama_cuda_test and fused_linear_test: a small GPT-2
-// configuration and its
-// cache shape, token ids on the device, two models prefilled alike, a
-// relative error, and requests run through an engine. Defined in
-// gpu_test_support.cc, which each of those binaries compiles.
+// configuration and its cache shape, token ids on the device, two models
+// prefilled alike, a relative error, and requests run through an engine.
+// Defined in gpu_test_support.cc, which each of those binaries compiles.
 #ifndef TANDEM_TESTS_GPU_GPU_TEST_SUPPORT_H_
 #define TANDEM_TESTS_GPU_GPU_TEST_SUPPORT_H_
 
