@@ -29,7 +29,9 @@ using kernel::WithElementType;
 // statistics. kNormInRegisters (one row, K <= kOneChunkK): the lane's
 // LayerNorm weights are loaded into registers instead, so they are not an L2
 // round trip after the statistics (GPT-2 small N=1 227.0 -> 210.6 us per
-// step: docs/results/bench/2026-12-03-h200-n1-chain/).
+// step: docs/results/bench/2026-12-03-h200-n1-chain/), and each warp computes
+// the row's statistics from its own share of x in registers, with no block
+// barrier (209.2 -> 204.8 us: docs/results/bench/2026-12-03-h200-n1-split/).
 template <typename T, int kRows, bool kNorm, LinearEpilogue kEpilogue,
           bool kNormInRegisters = false>
 __global__ void __launch_bounds__(kLinearWarps * 32)
@@ -65,11 +67,11 @@ FusedLinearKernel(const T* __restrict__ x, const T* __restrict__ norm_weight,
       }
     }
   }
-  if constexpr (kNorm) kernel::BlockNormStats(x, rows, K, eps, mean, rstd);
+  if constexpr (kNorm && !kNormInRegisters) kernel::BlockNormStats(x, rows, K, eps, mean, rstd);
   if (!active) return;
   float acc[kRows];
   if constexpr (kNormInRegisters) {
-    acc[0] = kernel::WarpNormDotRow(chunk, norm, x, mean[0], rstd[0], K);
+    acc[0] = kernel::WarpNormDotRow(chunk, norm, x, K, eps);
   } else {
     kernel::WarpDotRows<T, kRows, kNorm>(w_row, chunk, x, norm_weight, norm_bias, mean, rstd,
                                          rows, K, acc);

@@ -155,27 +155,54 @@ __device__ __forceinline__ void LoadNormChunk(const T* norm_weight, const T* nor
 }
 
 // WarpDotRows<T, 1, true> for K <= kOneChunkK<T>, with the LayerNorm weight
-// and bias in registers (`norm`, LoadNormChunk) instead of read from memory:
-// the same arithmetic in the same order, so the same bits. Without the next
-// chunk's loads it holds 80 registers a thread (WarpDotRows with the
-// registers added: 104, two blocks a multiprocessor instead of three, N=1
+// and bias in registers (`norm`, LoadNormChunk) instead of read from memory,
+// and the row's statistics computed by the warp itself from its share of x
+// held in registers (BlockNormStats's arithmetic in its order: the same bits),
+// so no barrier and one read of x after the wait. 80 registers a thread, as
+// with the statistics from BlockNormStats (WarpDotRows with the LayerNorm
+// registers added took 104: two blocks a multiprocessor instead of three, N=1
 // 226 -> 250 us; docs/results/bench/2026-12-03-h200-n1-chain/).
 template <typename T>
 __device__ __forceinline__ float WarpNormDotRow(const uint4 (&chunk)[kChunk],
-                                                const NormChunk& norm, const T* x,
-                                                float mean, float rstd, int K) {
+                                                const NormChunk& norm, const T* x, int K,
+                                                float eps) {
   constexpr int kVec = Vec16<T>::kSize;
   const int first = (threadIdx.x % 32) * kVec;
-  float acc = 0.0f;
+  uint4 row[kChunk];
 #pragma unroll
   for (int c = 0; c < kChunk; ++c) {
     const int k = first + c * 32 * kVec;
-    if (k >= K) break;
+    if (k < K) row[c] = *reinterpret_cast<const uint4*>(x + k);  // coherent: written earlier
+  }
+  float sum = 0.0f;
+#pragma unroll
+  for (int c = 0; c < kChunk; ++c) {
+    if (first + c * 32 * kVec >= K) break;
+    float v[kVec];
+    Unpack<T>(row[c], v);
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) sum += v[i];
+  }
+  const float mean = WarpSum(sum) / K;
+  float squares = 0.0f;
+#pragma unroll
+  for (int c = 0; c < kChunk; ++c) {
+    if (first + c * 32 * kVec >= K) break;
+    float v[kVec];
+    Unpack<T>(row[c], v);
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) squares += (v[i] - mean) * (v[i] - mean);
+  }
+  const float rstd = rsqrtf(WarpSum(squares) / K + eps);
+  float acc = 0.0f;
+#pragma unroll
+  for (int c = 0; c < kChunk; ++c) {
+    if (first + c * 32 * kVec >= K) break;
     float w[kVec], gamma[kVec], beta[kVec], v[kVec];
     Unpack<T>(chunk[c], w);
     Unpack<T>(norm.gamma[c], gamma);
     Unpack<T>(norm.beta[c], beta);
-    LoadVecCoherent(x + k, v);
+    Unpack<T>(row[c], v);
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
       acc += w[i] * Round<T>((v[i] - mean) * rstd * gamma[i] + beta[i]);
