@@ -372,13 +372,14 @@ Warp Cycles Per Issued|Block Limit|Grid Size|Block Size|Stall|stall" \
           >> "$OUT/bench-llama-prev.txt" 2>&1
       table "$OUT/bench-llama-prev.txt" ;;
     ab)
-      # AB_VARIANTS (default "none"), AB_ARCHES ("llama gpt2"), AB_ROUNDS (3).
+      # AB_VARIANTS (default "none"), AB_ARCHES ("llama gpt2"), AB_ROUNDS (3),
+      # AB_FLAGS (more tandem-bench flags, e.g. --prompt_tokens=700).
       for round in $(seq 1 "${AB_ROUNDS:-3}"); do
         for e in ${AB_VARIANTS:-none}; do
           for arch in ${AB_ARCHES:-llama gpt2}; do
             size=$([ "$arch" = llama ] && echo llama-3.2-1b || echo gpt2)
             TANDEM_EXPERIMENT=$e $bin/tandem-bench --arch=$arch --size=$size --batch=${AB_BATCHES:-1} \
-                --modes=double_buffered_graphs --out="$OUT/ab-$e.jsonl" > "$OUT/ab.log" 2>&1
+                --modes=double_buffered_graphs ${AB_FLAGS:-} --out="$OUT/ab-$e.jsonl" > "$OUT/ab.log" 2>&1
             table "$OUT/ab.log" | grep -v "^model" | sed "s/^/$e $round: /"
           done
         done
