@@ -1,6 +1,7 @@
 // GPU test of the decode attention kernel at every launch shape (context
 // split over 1, 2 or 4 blocks of 128 or 256 threads, the first pass's K/V
-// loaded before the wait or after at every chunk depth) against attention
+// loaded before the wait or after at every chunk depth; a cluster of 8 or 4
+// using as many of its blocks as the context's length asks) against attention
 // computed in float64 by ATen: fp32, fp16 and bf16, head sizes 64 and 128,
 // with and without grouped-query heads, contexts from the first position to
 // 1,001 (on and around the edges of a block's passes), rows read through
@@ -36,6 +37,10 @@ std::vector<DecodeAttentionShape> AllShapes() {
         shapes.push_back({splits, threads, /*preload=*/false, ahead, blocks});
       }
     }
+    // Splits by the context's length: positions 0-63 take one of the
+    // cluster's 8 blocks, 64-127 two, ... (and 0-99 one of 4, 100-199 two).
+    shapes.push_back({8, threads, /*preload=*/true, 4, 4, /*split_positions=*/64});
+    shapes.push_back({4, threads, /*preload=*/false, 4, 3, /*split_positions=*/100});
   }
   return shapes;
 }

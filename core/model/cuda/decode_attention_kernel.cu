@@ -141,7 +141,7 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
                            T* __restrict__ v_cache, const int64_t* __restrict__ slots,
                            const int64_t* __restrict__ positions, bool positions_by_slot,
                            T* __restrict__ out, int heads, int kv_heads, int max_context,
-                           float scale, DecodeRotary rotary) {
+                           float scale, int split_positions, DecodeRotary rotary) {
   constexpr int kVec = Vec16<T>::kSize, kLanes = kHeadDim / kVec;
   constexpr int kWarps = kThreads / 32;
   constexpr int kPositions = kThreads / kLanes;  // per block, one a thread
@@ -151,7 +151,7 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   __shared__ float warp_max[kWarps], warp_sum[kWarps], warp_acc[kWarps][kHeadDim];
   __shared__ float part_max, part_sum, part_acc[kHeadDim];  // read by the cluster's first block
   kernel::AllowNextKernel();
-  const int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z, splits = gridDim.z;
+  const int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int kv_head = heads == kv_heads ? h : h / (heads / kv_heads);
   const int64_t slot = slots[b];
@@ -182,7 +182,21 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   const int position = static_cast<int>(
       min(positions[positions_by_slot ? slot : b], static_cast<int64_t>(max_context - 1)));
   const int length = position + 1;
-  const int slice = (length + splits - 1) >> (__ffs(splits) - 1);  // splits: a power of 2
+  // The splits this row uses (a power of 2, as gridDim.z): the fewest whose
+  // slices hold at most split_positions positions each. The cluster's
+  // blocks past them exit now, or, with more than one split in use, take
+  // part in its barriers only.
+  int splits = gridDim.z;
+  while (splits > 1 && (splits >> 1) * split_positions >= length) splits >>= 1;
+  if (split >= splits) {
+    if (splits > 1) {
+      cg::cluster_group cluster = cg::this_cluster();
+      cluster.sync();
+      cluster.sync();
+    }
+    return;
+  }
+  const int slice = (length + splits - 1) >> (__ffs(splits) - 1);
   const int begin = min(split * slice, length), end = min(begin + slice, length);
   const bool has_new = position >= begin && position < end;
   // Positions [begin, cached_end) are read from the cache in whole chunks;
@@ -416,7 +430,7 @@ cudaError_t Launch(const DecodeAttentionShape& shape, const void* qkv, void* k, 
         /*overlap=*/true, splits, kernel_function, dim3(heads, batch, splits), dim3(threads), 0,
         stream, static_cast<const T*>(qkv), static_cast<T*>(k), static_cast<T*>(v), slots,
         positions, positions_by_slot, static_cast<T*>(out), heads, kv_heads, max_context, scale,
-        rotary);
+        shape.split_positions, rotary);
   });
 }
 
@@ -433,6 +447,16 @@ DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads) {
   const int sms = kernel::MultiprocessorCount();
   DecodeAttentionShape shape;
   while (shape.splits < 8 && heads * batch * shape.splits * 2 <= sms) shape.splits *= 2;
+  // A row uses as many of its cluster's blocks as give each at most 128
+  // positions (one block up to 128, all 8 past 512): the merge through the
+  // cluster costs more than a short context's split saves. GPT-2 small bf16
+  // N=1, in one build and call (docs/results/bench/2026-12-03-h200-n1-split/
+  // callB-split-tests-ab/), 8 splits -> 128 positions: prompt 64 (contexts
+  // 64-320) 218.5 / 228.0 -> 213.1 / 212.8 us per step (one split always
+  // 211.9 / 211.9, 64 positions 216, 256 positions 213 / 227); prompt 700
+  // (contexts 700-956) 220.9 / 220.0 -> 220.0 / 220.1 (one split always 246 /
+  // 293, 256 positions 230); N=2 unchanged.
+  shape.split_positions = 128;
   const int blocks = heads * batch * shape.splits;
   // 256 threads a block (64 registers: 4 blocks per multiprocessor), or 128
   // where that would take more than one wave of blocks and 128 fit in one:
@@ -469,6 +493,7 @@ DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads) {
 std::string DecodeAttentionShapeName(const DecodeAttentionShape& shape) {
   std::string name =
       "block " + std::to_string(shape.threads) + " split " + std::to_string(shape.splits);
+  if (shape.split_positions > 0) name += " within " + std::to_string(shape.split_positions);
   if (shape.preload) return name + " preload";
   if (shape.ahead == 4 && shape.blocks == 4) return name;
   return name + " ahead " + std::to_string(shape.ahead) + " x" + std::to_string(shape.blocks);

@@ -78,6 +78,12 @@ struct DecodeAttentionShape {
   // (4, 3), (6, 2), (3, 4). With preload both are ignored: 4, one block.
   int ahead = 4;
   int blocks = 4;
+  // With splits > 1: the most positions a split takes before the context is
+  // spread over more of the cluster's blocks; each row uses the fewest
+  // splits (a power of 2, at most `splits`) that keep its slices within it,
+  // and the cluster's other blocks exit (one split: no cluster barrier).
+  // 0: always every split.
+  int split_positions = 0;
 };
 DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads);
 // "block 256 split 1", then " preload" or, at a depth other than (4, 4),
