@@ -154,6 +154,25 @@ __device__ __forceinline__ void LoadNormChunk(const T* norm_weight, const T* nor
   }
 }
 
+// The sum over the lane's vectors of a row it holds (`row`, at the elements
+// LoadFirstChunk reads, K <= kOneChunkK<T>) of term(element), in element
+// order (BlockNormStats's order for the lane).
+template <typename T, typename Term>
+__device__ __forceinline__ float HeldSum(const uint4 (&row)[kChunk], int K, Term term) {
+  constexpr int kVec = Vec16<T>::kSize;
+  const int first = (threadIdx.x % 32) * kVec;
+  float total = 0.0f;
+#pragma unroll
+  for (int c = 0; c < kChunk; ++c) {
+    if (first + c * 32 * kVec >= K) break;
+    float v[kVec];
+    Unpack<T>(row[c], v);
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) total += term(v[i]);
+  }
+  return total;
+}
+
 // WarpDotRows<T, 1, true> for K <= kOneChunkK<T>, with the LayerNorm weight
 // and bias in registers (`norm`, LoadNormChunk) instead of read from memory,
 // and the row's statistics computed by the warp itself from its share of x
@@ -174,25 +193,8 @@ __device__ __forceinline__ float WarpNormDotRow(const uint4 (&chunk)[kChunk],
     const int k = first + c * 32 * kVec;
     if (k < K) row[c] = *reinterpret_cast<const uint4*>(x + k);  // coherent: written earlier
   }
-  float sum = 0.0f;
-#pragma unroll
-  for (int c = 0; c < kChunk; ++c) {
-    if (first + c * 32 * kVec >= K) break;
-    float v[kVec];
-    Unpack<T>(row[c], v);
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) sum += v[i];
-  }
-  const float mean = WarpSum(sum) / K;
-  float squares = 0.0f;
-#pragma unroll
-  for (int c = 0; c < kChunk; ++c) {
-    if (first + c * 32 * kVec >= K) break;
-    float v[kVec];
-    Unpack<T>(row[c], v);
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) squares += (v[i] - mean) * (v[i] - mean);
-  }
+  const float mean = WarpSum(HeldSum<T>(row, K, [](float v) { return v; })) / K;
+  const float squares = HeldSum<T>(row, K, [mean](float v) { return (v - mean) * (v - mean); });
   const float rstd = rsqrtf(WarpSum(squares) / K + eps);
   float acc = 0.0f;
 #pragma unroll
