@@ -86,13 +86,14 @@ struct DecodeAttentionShape {
   int split_positions = 0;
 };
 DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads);
-// "block 256 split 1", then " preload" or, at a depth other than (4, 4),
-// " ahead A xB" (the attention bench's rows, the attention test's messages).
+// "block 256 split 1", " within P" with split_positions, then " preload" or,
+// at a depth other than (4, 4), " ahead A xB" (the attention bench's rows, the
+// attention test's messages).
 std::string DecodeAttentionShapeName(const DecodeAttentionShape& shape);
 
 // LaunchDecodeAttention at a given shape (tandem-attention-bench's sweep):
-// splits 1, 2, 4 or 8, threads 128 or 256, the (ahead, blocks) pairs above;
-// cudaErrorInvalidValue for others.
+// splits 1, 2, 4 or 8, threads 128 or 256, the (ahead, blocks) pairs above,
+// any split_positions (0 or less: every split); cudaErrorInvalidValue for others.
 cudaError_t LaunchDecodeAttentionShaped(const DecodeAttentionShape& shape, KernelDType dtype,
                                         const void* qkv, void* k_cache, void* v_cache,
                                         const int64_t* slots, const int64_t* positions,
