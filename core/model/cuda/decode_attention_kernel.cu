@@ -108,7 +108,9 @@ __device__ __forceinline__ void Attend(const float (&qv)[Vec16<T>::kSize],
 // context of each (query head, row) split over a cluster of blocks when the
 // batch alone would leave multiprocessors idle.
 //
-// Grid (heads, batch, splits), kThreads threads. Thread t takes dims
+// Grid (heads, batch, splits), kThreads threads; a row uses only the first
+// of its cluster's splits that split_positions asks for (the rest exit, see
+// DecodeAttentionShape). Thread t takes dims
 // [j * kVec, (j + 1) * kVec) of the head (j = t % kLanes, kLanes =
 // kHeadDim / kVec, the query's in registers) for positions begin + t /
 // kLanes, + kPositions, ... of its block's slice, in chunks of kAhead
