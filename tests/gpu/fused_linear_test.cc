@@ -5,14 +5,17 @@
 // batch (the general loop: the same statistics and the same order of sums), at
 // K of one to four 16-byte vectors a lane, K not a multiple of the warp's
 // vectors, and K past one chunk (no registers); 13 output columns, so the
-// second block has idle warps. Both within a rounding of ATen's layer_norm +
-// addmm (+ GELU). fp32, fp16 and bf16; a shifted, scaled row (the two-pass
-// statistics).
+// second block has idle warps, and just past 1, 2 and 3 columns a warp per
+// block a multiprocessor, so the one-row kernel takes 2, 3 and 4 columns a
+// warp with its last warp's columns partly past N. Both within a rounding of
+// ATen's layer_norm + addmm (+ GELU). fp32, fp16 and bf16; a shifted, scaled
+// row (the two-pass statistics).
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include <ATen/ATen.h>
+#include <cuda_runtime.h>
 #include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 
@@ -28,41 +31,50 @@ TEST(FusedLinearTest, OneRowLayerNormProjectionsGiveTheBitsOfATwoRowBatch) {
   c10::InferenceMode inference_mode;
   at::manual_seed(11);
   const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
-  constexpr int N = 13;
+  int device = 0, multiprocessors = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device),
+            cudaSuccess);
+  const int per_column = 8 * multiprocessors;  // a warp's column for 8 warps a block
   constexpr double kEps = 1e-5;
   int checked = 0;
-  for (at::ScalarType dtype : {at::kFloat, at::kHalf, at::kBFloat16}) {
-    // One chunk is 512 float32 / 1,024 half elements (kOneChunkK); a lane's
-    // vectors are 4 / 8 elements, 32 lanes a warp.
-    const std::vector<int> ks = dtype == at::kFloat
-                                    ? std::vector<int>{4, 132, 256, 500, 512, 516, 768}
-                                    : std::vector<int>{8, 200, 264, 768, 1016, 1024, 1032};
-    const double tolerance = dtype == at::kFloat ? 1e-5 : dtype == at::kHalf ? 1e-2 : 3e-2;
-    for (int K : ks) {
-      const at::Tensor weight = (at::randn({N, K}, cuda) / std::sqrt(K)).to(dtype);
-      const at::Tensor bias = (at::randn({N}, cuda) * 0.1).to(dtype);
-      const at::Tensor gamma = (1 + 0.2 * at::randn({K}, cuda)).to(dtype);
-      const at::Tensor beta = (0.1 * at::randn({K}, cuda)).to(dtype);
-      const at::Tensor x = (at::randn({1, K}, cuda) * 3 + 5).to(dtype);
-      const at::Tensor pair = at::cat({x, at::randn({1, K}, cuda).to(dtype)});
-      const FusedNorm norm{gamma, beta, kEps};
-      const at::Tensor h = at::layer_norm(x, {K}, gamma, beta, kEps);
-      for (bool gelu : {false, true}) {
-        const std::string what = std::string(c10::toString(dtype)) + " K " + std::to_string(K) +
-                                 (gelu ? " GELU" : "");
-        const at::Tensor one = NormLinear(x, norm, weight, bias, gelu, /*cluster=*/false);
-        const at::Tensor two = NormLinear(pair, norm, weight, bias, gelu, /*cluster=*/false);
-        ASSERT_EQ(one.sizes(), at::IntArrayRef({1, N})) << what;
-        EXPECT_TRUE(at::equal(one[0], two[0])) << what << ": one row vs a two-row batch, "
-                                               << (one[0] - two[0]).abs().max().item<double>();
-        at::Tensor reference = at::addmm(bias, h, weight.t());
-        if (gelu) reference = at::gelu(reference, "tanh");
-        EXPECT_LE(RelativeError(one.to(at::kFloat), reference.to(at::kFloat)), tolerance) << what;
-        ++checked;
+  for (int N : {13, per_column + 5, 2 * per_column + 5, 3 * per_column + 5}) {
+    for (at::ScalarType dtype : {at::kFloat, at::kHalf, at::kBFloat16}) {
+      // One chunk is 512 float32 / 1,024 half elements (kOneChunkK); a lane's
+      // vectors are 4 / 8 elements, 32 lanes a warp.
+      const std::vector<int> ks = dtype == at::kFloat
+                                      ? std::vector<int>{4, 132, 256, 500, 512, 516, 768}
+                                      : std::vector<int>{8, 200, 264, 768, 1016, 1024, 1032};
+      const double tolerance = dtype == at::kFloat ? 1e-5 : dtype == at::kHalf ? 1e-2 : 3e-2;
+      for (int K : ks) {
+        const at::Tensor weight = (at::randn({N, K}, cuda) / std::sqrt(K)).to(dtype);
+        const at::Tensor bias = (at::randn({N}, cuda) * 0.1).to(dtype);
+        const at::Tensor gamma = (1 + 0.2 * at::randn({K}, cuda)).to(dtype);
+        const at::Tensor beta = (0.1 * at::randn({K}, cuda)).to(dtype);
+        const at::Tensor x = (at::randn({1, K}, cuda) * 3 + 5).to(dtype);
+        const at::Tensor pair = at::cat({x, at::randn({1, K}, cuda).to(dtype)});
+        const FusedNorm norm{gamma, beta, kEps};
+        const at::Tensor h = at::layer_norm(x, {K}, gamma, beta, kEps);
+        for (bool gelu : {false, true}) {
+          const std::string what = std::string(c10::toString(dtype)) + " N " +
+                                   std::to_string(N) + " K " + std::to_string(K) +
+                                   (gelu ? " GELU" : "");
+          const at::Tensor one = NormLinear(x, norm, weight, bias, gelu, /*cluster=*/false);
+          const at::Tensor two = NormLinear(pair, norm, weight, bias, gelu, /*cluster=*/false);
+          ASSERT_EQ(one.sizes(), at::IntArrayRef({1, N})) << what;
+          EXPECT_TRUE(at::equal(one[0], two[0]))
+              << what << ": one row vs a two-row batch, "
+              << (one[0] - two[0]).abs().max().item<double>();
+          at::Tensor reference = at::addmm(bias, h, weight.t());
+          if (gelu) reference = at::gelu(reference, "tanh");
+          EXPECT_LE(RelativeError(one.to(at::kFloat), reference.to(at::kFloat)), tolerance)
+              << what;
+          ++checked;
+        }
       }
     }
   }
-  EXPECT_EQ(checked, 3 * 7 * 2);
+  EXPECT_EQ(checked, 4 * 3 * 7 * 2);
 }
 
 }  // namespace

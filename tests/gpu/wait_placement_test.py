@@ -12,10 +12,12 @@ source issues there:
 
   GemvKernel<T, GemvShape<threads, cols, unroll>, ...>: cols * unroll
   FusedLinearKernel, LmHeadKernel, SkinnyLinearKernel: 1
-  FusedLinearKernel with its LayerNorm weights in registers (kNormInRegisters):
-      2 * kChunk (8) more than the kernel of the same element type and rows
-      without a LayerNorm (each of the lane's kChunk vectors of LayerNorm
-      weight and bias); and at least one such kernel must be found
+  FusedLinearKernel with its LayerNorm weights in registers (kNormInRegisters)
+      and kWarpCols columns a warp: 2 * kChunk (8) + kChunk * (kWarpCols - 1)
+      more than the kernel of the same element type and rows without a
+      LayerNorm (each of the lane's kChunk vectors of LayerNorm weight and
+      bias, and of the other columns' weights); and at least one such kernel
+      must be found
   RowLayerNormKernel: 2 (its LayerNorm weight and bias)
   ClusterLinearKernel: 1 asynchronous copy to shared memory (LDGSTS)
   WgmmaLinearKernel: 2, its weight tile's bulk tensor copy (UTMALDG) and its bias
@@ -30,10 +32,12 @@ import sys
 FAMILIES = ("GemvKernel", "FusedLinearKernel", "LmHeadKernel", "SkinnyLinearKernel",
             "ClusterLinearKernel", "RowLayerNormKernel", "WgmmaLinearKernel")
 GEMV_SHAPE = re.compile(r"GemvShapeILi(\d+)ELi(\d+)ELi(\d+)EE")
-NORM_CHUNK_LOADS = 2 * 4  # LayerNorm weight and bias, kChunk (projection.cuh) vectors each
-# FusedLinearKernel<T, kRows, kNorm, kEpilogue, kNormInRegisters>'s template arguments.
+CHUNK = 4  # kChunk (projection.cuh): the vectors a lane loads of each weight row
+NORM_CHUNK_LOADS = 2 * CHUNK  # LayerNorm weight and bias, kChunk vectors each
+# FusedLinearKernel<T, kRows, kNorm, kEpilogue, kNormInRegisters, kWarpCols>'s template
+# arguments.
 FUSED_LINEAR = re.compile(
-    r"FusedLinearKernelI(\w+?)Li(\d+)ELb([01])ELNS_14LinearEpilogueE(\d+)ELb([01])E")
+    r"FusedLinearKernelI(\w+?)Li(\d+)ELb([01])ELNS_14LinearEpilogueE(\d+)ELb([01])ELi(\d+)EE")
 
 
 def functions(sass):
@@ -104,17 +108,17 @@ def check(sass):
     if fused and not in_registers:
         failures.append("no FusedLinearKernel with its LayerNorm weights in registers")
     for key in sorted(in_registers):
-        arch, dtype, rows, _, epilogue, _ = key
-        plain = fused.get((arch, dtype, rows, "0", "0", "0"))  # kBias, no LayerNorm
-        got = fused[key]
+        arch, dtype, rows, _, epilogue, _, cols = key
+        plain = fused.get((arch, dtype, rows, "0", "0", "0", "1"))  # kBias, no LayerNorm
+        got, more = fused[key], NORM_CHUNK_LOADS + CHUNK * (int(cols) - 1)
         if plain is None:
             failures.append(f"FusedLinearKernel<{dtype}, {rows}> ({arch}): no variant without "
                             "the LayerNorm to compare with")
-        elif got < plain + NORM_CHUNK_LOADS:
+        elif got < plain + more:
             failures.append(f"FusedLinearKernel<{dtype}, {rows}, LayerNorm in registers, "
-                            f"epilogue {epilogue}> ({arch}): {got} loads before the wait, {plain} "
-                            f"without the LayerNorm (its weight and bias are "
-                            f"{NORM_CHUNK_LOADS} more)")
+                            f"epilogue {epilogue}, {cols} columns a warp> ({arch}): {got} loads "
+                            f"before the wait, {plain} without the LayerNorm (its weight and "
+                            f"bias and the other columns' weights are {more} more)")
     return checked, failures
 
 

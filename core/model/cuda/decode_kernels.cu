@@ -29,25 +29,37 @@ using kernel::WithElementType;
 // statistics. kNormInRegisters (one row, K <= kOneChunkK): the lane's
 // LayerNorm weights are loaded into registers instead, so they are not an L2
 // round trip after the statistics (GPT-2 small N=1 227.0 -> 210.6 us per
-// step: docs/results/bench/2026-12-03-h200-n1-chain/), and each warp computes
+// step: docs/results/bench/2026-12-03-h200-n1-chain/), each warp computes
 // the row's statistics from its own share of x in registers, with no block
-// barrier (209.2 -> 204.8 us: docs/results/bench/2026-12-03-h200-n1-split/).
+// barrier (209.2 -> 204.8 us: docs/results/bench/2026-12-03-h200-n1-split/),
+// and a warp takes kWarpCols consecutive columns (block * 8 + w) * kWarpCols
+// + j, lane j writing column j, so that the grid fits one block a
+// multiprocessor (see LaunchLinearRows).
 template <typename T, int kRows, bool kNorm, LinearEpilogue kEpilogue,
-          bool kNormInRegisters = false>
+          bool kNormInRegisters = false, int kWarpCols = 1>
 __global__ void __launch_bounds__(kLinearWarps * 32)
 FusedLinearKernel(const T* __restrict__ x, const T* __restrict__ norm_weight,
                   const T* __restrict__ norm_bias, float eps, const T* __restrict__ weight,
                   const T* __restrict__ bias, T* out, int rows, int K, int N) {
+  static_assert(!kNormInRegisters || (kRows == 1 && kNorm), "one row's LayerNorm");
+  static_assert(kWarpCols == 1 || kNormInRegisters, "several columns: the one-row LayerNorm");
+  static_assert(kWarpCols <= 32, "lane j writes column j");
   kernel::AllowNextKernel();
   __shared__ float mean[kRows], rstd[kRows];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int n = blockIdx.x * kLinearWarps + warp;
+  const int n = (blockIdx.x * kLinearWarps + warp) * kWarpCols;  // the warp's first column
   const bool active = n < N;
-  const T* w_row = weight + static_cast<size_t>(active ? n : 0) * K;
-  uint4 chunk[kChunk];
-  kernel::LoadFirstChunk(w_row, active, K, chunk);
-  const float b = active ? ToFloat(bias[n]) : 0.0f;
-  static_assert(!kNormInRegisters || (kRows == 1 && kNorm), "one row's LayerNorm");
+  uint4 chunk[kWarpCols][kChunk];
+#pragma unroll
+  for (int j = 0; j < kWarpCols; ++j) {
+    const bool column = n + j < N;
+    kernel::LoadFirstChunk(weight + static_cast<size_t>(column ? n + j : 0) * K, column, K,
+                           chunk[j]);
+  }
+  // Lane j's column's bias (every lane's at kWarpCols = 1).
+  const int lane_column = n + (kWarpCols == 1 ? 0 : lane);
+  const float b = lane_column < N && (kWarpCols == 1 || lane < kWarpCols)
+                      ? ToFloat(bias[lane_column]) : 0.0f;
   kernel::NormChunk norm;
   if constexpr (kNormInRegisters) kernel::LoadNormChunk(norm_weight, norm_bias, active, K, norm);
   if (!kNormInRegisters && kNorm && warp == kLinearWarps - 1) {
@@ -55,57 +67,77 @@ FusedLinearKernel(const T* __restrict__ x, const T* __restrict__ norm_weight,
     kernel::WarpPrefetchL2(norm_bias, K * static_cast<int>(sizeof(T)));
   }
   kernel::WaitForPreviousKernel();
-  // kBiasResidual: lane 0's residuals (out, written by earlier kernels) read
-  // now, beside the dot products, not after them (GPT-2 small N=2 295.7 ->
-  // 292.8 us per step: docs/results/bench/2026-12-03-h200-bias-layernorm/).
-  float residual[kEpilogue == LinearEpilogue::kBiasResidual ? kRows : 1];
-  if constexpr (kEpilogue == LinearEpilogue::kBiasResidual) {
-    if (active && lane == 0) {
+  if constexpr (kNormInRegisters) {
+    if (!active) return;
+    float acc[kWarpCols];
+    kernel::WarpNormDotRows<T, kWarpCols>(chunk, norm, x, K, eps, acc);
+    if (lane >= kWarpCols || lane_column >= N) return;
+    float total = acc[0];
 #pragma unroll
-      for (int m = 0; m < kRows; ++m) {
-        residual[m] = m < rows ? ToFloat(out[static_cast<size_t>(m) * N + n]) : 0.0f;
+    for (int j = 1; j < kWarpCols; ++j) total = lane == j ? acc[j] : total;
+    total += b;
+    out[lane_column] =
+        FromFloat<T>(kEpilogue == LinearEpilogue::kBiasGelu ? GeluTanh(total) : total);
+    return;
+  } else {
+    // kBiasResidual: lane 0's residuals (out, written by earlier kernels) read
+    // now, beside the dot products, not after them (GPT-2 small N=2 295.7 ->
+    // 292.8 us per step: docs/results/bench/2026-12-03-h200-bias-layernorm/).
+    float residual[kEpilogue == LinearEpilogue::kBiasResidual ? kRows : 1];
+    if constexpr (kEpilogue == LinearEpilogue::kBiasResidual) {
+      if (active && lane == 0) {
+#pragma unroll
+        for (int m = 0; m < kRows; ++m) {
+          residual[m] = m < rows ? ToFloat(out[static_cast<size_t>(m) * N + n]) : 0.0f;
+        }
       }
     }
-  }
-  if constexpr (kNorm && !kNormInRegisters) kernel::BlockNormStats(x, rows, K, eps, mean, rstd);
-  if (!active) return;
-  float acc[kRows];
-  if constexpr (kNormInRegisters) {
-    acc[0] = kernel::WarpNormDotRow(chunk, norm, x, K, eps);
-  } else {
-    kernel::WarpDotRows<T, kRows, kNorm>(w_row, chunk, x, norm_weight, norm_bias, mean, rstd,
-                                         rows, K, acc);
-  }
-  if (lane != 0) return;
+    if constexpr (kNorm) kernel::BlockNormStats(x, rows, K, eps, mean, rstd);
+    if (!active) return;
+    float acc[kRows];
+    kernel::WarpDotRows<T, kRows, kNorm>(weight + static_cast<size_t>(n) * K, chunk[0], x,
+                                         norm_weight, norm_bias, mean, rstd, rows, K, acc);
+    if (lane != 0) return;
 #pragma unroll
-  for (int m = 0; m < kRows; ++m) {
-    if (m >= rows) break;
-    const size_t i = static_cast<size_t>(m) * N + n;
-    if constexpr (kEpilogue == LinearEpilogue::kBias) {
-      out[i] = FromFloat<T>(acc[m] + b);
-    } else if constexpr (kEpilogue == LinearEpilogue::kBiasGelu) {
-      out[i] = FromFloat<T>(GeluTanh(acc[m] + b));
-    } else {
-      out[i] = FromFloat<T>(residual[m] + kernel::Round<T>(acc[m] + b));
+    for (int m = 0; m < kRows; ++m) {
+      if (m >= rows) break;
+      const size_t i = static_cast<size_t>(m) * N + n;
+      if constexpr (kEpilogue == LinearEpilogue::kBias) {
+        out[i] = FromFloat<T>(acc[m] + b);
+      } else if constexpr (kEpilogue == LinearEpilogue::kBiasGelu) {
+        out[i] = FromFloat<T>(GeluTanh(acc[m] + b));
+      } else {
+        out[i] = FromFloat<T>(residual[m] + kernel::Round<T>(acc[m] + b));
+      }
     }
   }
 }
 
 template <typename T, int kRows, bool kNorm, LinearEpilogue kEpilogue,
-          bool kNormInRegisters = false>
+          bool kNormInRegisters = false, int kWarpCols = 1>
 cudaError_t LaunchLinear(const void* x, const void* norm_weight, const void* norm_bias,
                          float eps, const void* weight, const void* bias, void* out, int rows,
                          int K, int N, cudaStream_t stream) {
+  constexpr int kBlockCols = kLinearWarps * kWarpCols;
   return kernel::LaunchOverlapped(
-      FusedLinearKernel<T, kRows, kNorm, kEpilogue, kNormInRegisters>,
-      dim3((N + kLinearWarps - 1) / kLinearWarps), dim3(kLinearWarps * 32), 0, stream,
+      FusedLinearKernel<T, kRows, kNorm, kEpilogue, kNormInRegisters, kWarpCols>,
+      dim3((N + kBlockCols - 1) / kBlockCols), dim3(kLinearWarps * 32), 0, stream,
       static_cast<const T*>(x), static_cast<const T*>(norm_weight),
       static_cast<const T*>(norm_bias), eps, static_cast<const T*>(weight),
       static_cast<const T*>(bias), static_cast<T*>(out), rows, K, N);
 }
 
-// Picks the compiled variant: rows rounded up to 1, 2, 4 or 8; one row with
-// its LayerNorm and K in one chunk, the LayerNorm weights in registers.
+// Picks the compiled variant: rows rounded up to 1, 2, 4 or 8. One row with
+// its LayerNorm and K in one chunk: the LayerNorm weights in registers, and
+// the fewest columns a warp (1 to 4) whose grid is one block a multiprocessor.
+// At one column a warp (80 registers a thread) three blocks fit a
+// multiprocessor, but a grid that fills them (GPT-2 small's Q/K/V 288
+// blocks, fc 384) leaves the kernels on either side of it no room to start
+// early and load their weights before their wait. At 3 columns a warp (122
+// registers) Q/K/V is 96 blocks and fc 128: GPT-2 small's N=1 198 -> 182 us
+// per step (2 columns a warp: 188 against 190 for 3, with the residual
+// projections a block per group; 4: 190;
+// docs/results/bench/2026-12-03-h200-resident-chain/).
 template <typename T, bool kNorm, LinearEpilogue kEpilogue>
 cudaError_t LaunchLinearRows(const void* x, const void* norm_weight, const void* norm_bias,
                              float eps, const void* weight, const void* bias, void* out,
@@ -113,9 +145,19 @@ cudaError_t LaunchLinearRows(const void* x, const void* norm_weight, const void*
 #define TANDEM_LINEAR(R)                                                                  \
   return LaunchLinear<T, R, kNorm, kEpilogue>(x, norm_weight, norm_bias, eps, weight, bias, \
                                               out, rows, K, N, stream)
-  if (kNorm && rows <= 1 && K <= kernel::kOneChunkK<T>) {
-    return LaunchLinear<T, 1, kNorm, kEpilogue, kNorm>(x, norm_weight, norm_bias, eps, weight,
-                                                       bias, out, rows, K, N, stream);
+  if constexpr (kNorm && kEpilogue != LinearEpilogue::kBiasResidual) {
+    if (rows <= 1 && K <= kernel::kOneChunkK<T>) {
+#define TANDEM_NORM_ROW(C)                                                                   \
+  return LaunchLinear<T, 1, true, kEpilogue, true, C>(x, norm_weight, norm_bias, eps, weight, \
+                                                      bias, out, rows, K, N, stream)
+      const int blocks = kernel::MultiprocessorCount();
+      auto fits = [&](int cols) { return N <= blocks * kLinearWarps * cols; };
+      if (fits(1)) TANDEM_NORM_ROW(1);
+      if (fits(2)) TANDEM_NORM_ROW(2);
+      if (fits(3)) TANDEM_NORM_ROW(3);
+      TANDEM_NORM_ROW(4);
+#undef TANDEM_NORM_ROW
+    }
   }
   if (rows <= 1) TANDEM_LINEAR(1);
   if (rows <= 2) TANDEM_LINEAR(2);

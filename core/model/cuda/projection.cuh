@@ -133,7 +133,7 @@ template <typename T>
 constexpr int kOneChunkK = kChunk * 32 * Vec16<T>::kSize;
 
 // A lane's share of one row's LayerNorm weight and bias [K] (K <=
-// kOneChunkK<T>: the elements LoadFirstChunk reads), raw, for WarpNormDotRow.
+// kOneChunkK<T>: the elements LoadFirstChunk reads), raw, for WarpNormDotRows.
 struct NormChunk {
   uint4 gamma[kChunk];
   uint4 beta[kChunk];
@@ -173,18 +173,20 @@ __device__ __forceinline__ float HeldSum(const uint4 (&row)[kChunk], int K, Term
   return total;
 }
 
-// WarpDotRows<T, 1, true> for K <= kOneChunkK<T>, with the LayerNorm weight
-// and bias in registers (`norm`, LoadNormChunk) instead of read from memory,
-// and the row's statistics computed by the warp itself from its share of x
-// held in registers (BlockNormStats's arithmetic in its order: the same bits),
-// so no barrier and one read of x after the wait. 80 registers a thread, as
-// with the statistics from BlockNormStats (WarpDotRows with the LayerNorm
-// registers added took 104: two blocks a multiprocessor instead of three, N=1
-// 226 -> 250 us; docs/results/bench/2026-12-03-h200-n1-chain/).
-template <typename T>
-__device__ __forceinline__ float WarpNormDotRow(const uint4 (&chunk)[kChunk],
+// WarpDotRows<T, 1, true> for K <= kOneChunkK<T> and kCols weight rows at
+// once (chunks[j]: row j's LoadFirstChunk), with the LayerNorm weight and
+// bias in registers (`norm`, LoadNormChunk) instead of read from memory, and
+// the row's statistics computed by the warp itself from its share of x held
+// in registers (BlockNormStats's arithmetic in its order: the same bits), so
+// no barrier and one read of x after the wait. Each column's sum runs in
+// WarpDotRows's order; acc[j] in every lane. At kCols = 1, 80 registers a
+// thread, as with the statistics from BlockNormStats (WarpDotRows with the
+// LayerNorm registers added took 104: two blocks a multiprocessor instead of
+// three, N=1 226 -> 250 us; docs/results/bench/2026-12-03-h200-n1-chain/).
+template <typename T, int kCols>
+__device__ __forceinline__ void WarpNormDotRows(const uint4 (&chunks)[kCols][kChunk],
                                                 const NormChunk& norm, const T* x, int K,
-                                                float eps) {
+                                                float eps, float (&acc)[kCols]) {
   constexpr int kVec = Vec16<T>::kSize;
   const int first = (threadIdx.x % 32) * kVec;
   uint4 row[kChunk];
@@ -196,21 +198,27 @@ __device__ __forceinline__ float WarpNormDotRow(const uint4 (&chunk)[kChunk],
   const float mean = WarpSum(HeldSum<T>(row, K, [](float v) { return v; })) / K;
   const float squares = HeldSum<T>(row, K, [mean](float v) { return (v - mean) * (v - mean); });
   const float rstd = rsqrtf(WarpSum(squares) / K + eps);
-  float acc = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kCols; ++j) acc[j] = 0.0f;
 #pragma unroll
   for (int c = 0; c < kChunk; ++c) {
     if (first + c * 32 * kVec >= K) break;
-    float w[kVec], gamma[kVec], beta[kVec], v[kVec];
-    Unpack<T>(chunk[c], w);
+    float gamma[kVec], beta[kVec], v[kVec];
     Unpack<T>(norm.gamma[c], gamma);
     Unpack<T>(norm.beta[c], beta);
     Unpack<T>(row[c], v);
 #pragma unroll
-    for (int i = 0; i < kVec; ++i) {
-      acc += w[i] * Round<T>((v[i] - mean) * rstd * gamma[i] + beta[i]);
+    for (int i = 0; i < kVec; ++i) v[i] = Round<T>((v[i] - mean) * rstd * gamma[i] + beta[i]);
+#pragma unroll
+    for (int j = 0; j < kCols; ++j) {
+      float w[kVec];
+      Unpack<T>(chunks[j][c], w);
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) acc[j] += w[i] * v[i];
     }
   }
-  return WarpSum(acc);
+#pragma unroll
+  for (int j = 0; j < kCols; ++j) acc[j] = WarpSum(acc[j]);
 }
 
 }  // namespace kernel
