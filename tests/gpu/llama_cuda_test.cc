@@ -129,8 +129,9 @@ INSTANTIATE_TEST_SUITE_P(Families, LlamaCudaTest, ::testing::Values("llama", "qw
 // LaunchGemv's one-row projections against ATen (LlamaRMSNorm as
 // transformers computes it, linear, SwiGLU, the residual add) at sizes
 // whose column groups outnumber three per multiprocessor, so each block
-// loops over groups loading the next ahead, and at a small size (one block
-// per group); K up to 8192 (four or eight vectors per thread).
+// loops over groups loading the next ahead, at a small size (one block per
+// group), and at 2.5 groups a multiprocessor (one block per group, compiled
+// without the loop); K up to 8192 (four or eight vectors per thread).
 TEST(GemvKernelTest, OneRowProjectionsMatchAten) {
   c10::InferenceMode inference_mode;
   for (at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
@@ -161,6 +162,25 @@ TEST(GemvKernelTest, OneRowProjectionsMatchAten) {
       at::Tensor residual = x.clone();
       ProjectionAddResidual(act, down_weight, residual);
       EXPECT_LE(RelativeError(residual, x + at::linear(act, down_weight)), tolerance) << where;
+      // Grids of 2.5 blocks a multiprocessor: a block per group (the kernel
+      // without the next group's registers, kOneGroup) where the looping
+      // kernel holds two blocks a multiprocessor, as on an H200.
+      int device = 0, multiprocessors = 0;
+      ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+      ASSERT_EQ(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device),
+                cudaSuccess);
+      const int64_t wide = 8 * (5 * multiprocessors / 2);
+      const at::Tensor wide_weight = at::randn({wide, hidden}, options) * 0.05;
+      const at::Tensor wide_bias = at::randn({wide}, options);
+      EXPECT_LE(RelativeError(NormProjection(x, norm, eps, wide_weight, wide_bias),
+                              at::linear(h, wide_weight, wide_bias)),
+                tolerance)
+          << where << " wide";
+      const at::Tensor wide_start = at::randn({1, wide}, options);
+      at::Tensor wide_residual = wide_start.clone();
+      ProjectionAddResidual(x, wide_weight, wide_residual);
+      EXPECT_LE(RelativeError(wide_residual, wide_start + at::linear(x, wide_weight)), tolerance)
+          << where << " wide";
     }
   }
 }

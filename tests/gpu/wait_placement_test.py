@@ -10,7 +10,7 @@ test noticing. Per function of the families below, this counts the global
 loads (LDG) before the first ACQBULK and fails when there are fewer than the
 source issues there:
 
-  GemvKernel<T, GemvShape<threads, cols, unroll>, ...>: cols * unroll
+  GemvKernel<T, GemvShape<threads, cols, unroll, one group>, ...>: cols * unroll
   FusedLinearKernel, LmHeadKernel, SkinnyLinearKernel: 1
   FusedLinearKernel with its LayerNorm weights in registers (kNormInRegisters)
       and kWarpCols columns a warp: 2 * kChunk (8) + kChunk * (kWarpCols - 1)
@@ -31,7 +31,7 @@ import sys
 
 FAMILIES = ("GemvKernel", "FusedLinearKernel", "LmHeadKernel", "SkinnyLinearKernel",
             "ClusterLinearKernel", "RowLayerNormKernel", "WgmmaLinearKernel")
-GEMV_SHAPE = re.compile(r"GemvShapeILi(\d+)ELi(\d+)ELi(\d+)EE")
+GEMV_SHAPE = re.compile(r"GemvShapeILi(\d+)ELi(\d+)ELi(\d+)ELb[01]EE")
 CHUNK = 4  # kChunk (projection.cuh): the vectors a lane loads of each weight row
 NORM_CHUNK_LOADS = 2 * CHUNK  # LayerNorm weight and bias, kChunk vectors each
 # FusedLinearKernel<T, kRows, kNorm, kEpilogue, kNormInRegisters, kWarpCols>'s template

@@ -28,10 +28,15 @@ using kernel::Round;
 using kernel::ToFloat;
 using kernel::Vec16;
 
-template <int kThreadsN, int kColsN, int kUnrollN>
+// kOneGroup: the grid has a block per group, so a block loads no next
+// group's weights (and holds about half the registers: GPT-2 small's
+// attention-out 91 -> 50 a thread, fc2 100 -> 60), leaving room on each
+// multiprocessor for the kernels on either side to start early.
+template <int kThreadsN, int kColsN, int kUnrollN, bool kOneGroupN = false>
 struct GemvShape {
   static constexpr int kThreads = kThreadsN, kWarps = kThreadsN / 32, kCols = kColsN,
                        kUnroll = kUnrollN;
+  static constexpr bool kOneGroup = kOneGroupN;
 };
 
 // Sums v[i] over the block (kWarps warps) for every i < kCount; every thread
@@ -57,13 +62,28 @@ __device__ __forceinline__ void BlockSums(float (&v)[kCount], float* scratch) {
   __syncthreads();
 }
 
-// v[i] for a runtime i, without indexing registers dynamically.
-template <int kCount>
-__device__ __forceinline__ float Select(const float (&v)[kCount], int i) {
-  float out = 0.0f;
+// The sum of v[t] over the block (kWarps warps) in thread t < kCount, in
+// BlockSums's order; other threads get 0. Only those threads read the
+// warps' sums (kWarps each, not kWarps * kCount). With kReused, ends with
+// the block synchronized, so that `scratch` (kWarps * kCount floats) may be
+// written again.
+template <int kWarps, int kCount, bool kReused>
+__device__ __forceinline__ float BlockColumnSum(float (&v)[kCount], float* scratch) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, t = threadIdx.x;
 #pragma unroll
-  for (int j = 0; j < kCount; ++j) out = j == i ? v[j] : out;
-  return out;
+  for (int i = 0; i < kCount; ++i) v[i] = kernel::WarpSum(v[i]);
+  if (lane == 0) {
+#pragma unroll
+    for (int i = 0; i < kCount; ++i) scratch[warp * kCount + i] = v[i];
+  }
+  __syncthreads();
+  float total = 0.0f;
+  if (t < kCount) {
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) total += scratch[w * kCount + t];
+  }
+  if constexpr (kReused) __syncthreads();
+  return total;
 }
 
 // Outputs per group: kCols, or kCols / 2 gate/up pairs (kSwiGlu).
@@ -170,7 +190,7 @@ GemvKernel(const T* x, const T* __restrict__ norm_weight, float eps,
     }
     uint4 next[kUnroll][kCols];
     float next_b = 0.0f;
-    if (g + static_cast<int>(gridDim.x) < groups) {
+    if (!Shape::kOneGroup && g + static_cast<int>(gridDim.x) < groups) {
       load_weights(g + gridDim.x, next);
       next_b = load_bias(g + gridDim.x);
     }
@@ -185,19 +205,21 @@ GemvKernel(const T* x, const T* __restrict__ norm_weight, float eps,
         for (int i = 0; i < kVec; ++i) acc[c] += wf[i] * xv[u][i];
       }
     }
-    BlockSums<Shape::kWarps>(acc, scratch);
+    // Thread t < kCols: column t's sum.
+    const float column = BlockColumnSum<Shape::kWarps, kCols, !Shape::kOneGroup>(acc, scratch);
     if constexpr (kEpilogue == LinearEpilogue::kSwiGlu) {
       // Thread t < kCols / 2: gate/up pair t (as LaunchSwiGlu rounds them).
       constexpr int kHalf = kCols / 2;
+      const float up_column = __shfl_down_sync(0xffffffffu, column, kHalf);
       const int inner = N / 2, j = g * kHalf + t;
       if (t < kHalf && j < inner) {
-        const float gate = Round<T>(Select(acc, t)), up = Round<T>(Select(acc, kHalf + t));
+        const float gate = Round<T>(column), up = Round<T>(up_column);
         const float act = Round<T>(gate / (1.0f + expf(-gate)));
         out[j] = FromFloat<T>(act * up);
       }
     } else {
       if (writes) {
-        const float total = Select(acc, t) + b;
+        const float total = column + b;
         if constexpr (kEpilogue == LinearEpilogue::kBiasResidual) {
           out[n] = FromFloat<T>(residual + Round<T>(total));
         } else {
@@ -205,12 +227,16 @@ GemvKernel(const T* x, const T* __restrict__ norm_weight, float eps,
         }
       }
     }
+    if constexpr (Shape::kOneGroup) {
+      break;
+    } else {
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
+      for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
-      for (int c = 0; c < kCols; ++c) w[u][c] = next[u][c];
+        for (int c = 0; c < kCols; ++c) w[u][c] = next[u][c];
+      }
+      b = next_b;
     }
-    b = next_b;
   }
 }
 
@@ -234,11 +260,33 @@ cudaError_t LaunchShape(const void* x, const void* norm_weight, float eps, const
   if (blocks_per_sm > 0 && blocks > blocks_per_sm * kernel::MultiprocessorCount()) {
     blocks = blocks_per_sm * kernel::MultiprocessorCount();
   }
-  return kernel::LaunchOverlapped(
-      GemvKernel<T, Shape, kInput, kEpilogue>, dim3(blocks), dim3(Shape::kThreads), 0, stream,
-      static_cast<const T*>(x), static_cast<const T*>(norm_weight), eps,
-      static_cast<const T*>(weight), static_cast<const T*>(bias), static_cast<T*>(out), K, N,
-      groups);
+  auto launch = [&](auto kernel_function) {
+    return kernel::LaunchOverlapped(
+        kernel_function, dim3(blocks), dim3(Shape::kThreads), 0, stream,
+        static_cast<const T*>(x), static_cast<const T*>(norm_weight), eps,
+        static_cast<const T*>(weight), static_cast<const T*>(bias), static_cast<T*>(out), K, N,
+        groups);
+  };
+  // A block per group: the kernel without the next group's registers where
+  // the looping kernel's grid would take more than one wave (Llama-3.2-1B's
+  // Q/K/V, 384 blocks at two a multiprocessor). Where it fits one wave
+  // (GPT-2 small's attention-out and fc2, 96 and 192 blocks) the looping
+  // kernel measured faster: N=1 179.4 against 189.5 us per step, while
+  // Llama-3.2-1B's N=1 took 724 against 741 with every one-block-per-group
+  // projection so (docs/results/bench/2026-12-03-h200-resident-chain/).
+  static const int resident = [] {  // the looping kernel's blocks in one wave
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, GemvKernel<T, Shape, kInput, kEpilogue>, Shape::kThreads, 0) != cudaSuccess) {
+      per_sm = 1;
+    }
+    return per_sm * kernel::MultiprocessorCount();
+  }();
+  if (blocks == groups && blocks > resident) {
+    using OneGroup = GemvShape<Shape::kThreads, Shape::kCols, Shape::kUnroll, true>;
+    return launch(GemvKernel<T, OneGroup, kInput, kEpilogue>);
+  }
+  return launch(GemvKernel<T, Shape, kInput, kEpilogue>);
 }
 
 // The shape for K (in 16-byte vectors): one tile of 256 threads, eight (or
