@@ -35,7 +35,8 @@ TEST(FusedLinearTest, OneRowLayerNormProjectionsGiveTheBitsOfATwoRowBatch) {
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device),
             cudaSuccess);
-  const int per_column = 8 * multiprocessors;  // a warp's column for 8 warps a block
+  // Columns at one column a warp, 8 warps a block, one block a multiprocessor.
+  const int per_column = 8 * multiprocessors;
   constexpr double kEps = 1e-5;
   int checked = 0;
   for (int N : {13, per_column + 5, 2 * per_column + 5, 3 * per_column + 5}) {

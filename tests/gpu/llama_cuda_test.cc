@@ -130,8 +130,11 @@ INSTANTIATE_TEST_SUITE_P(Families, LlamaCudaTest, ::testing::Values("llama", "qw
 // transformers computes it, linear, SwiGLU, the residual add) at sizes
 // whose column groups outnumber three per multiprocessor, so each block
 // loops over groups loading the next ahead, at a small size (one block per
-// group), and at 2.5 groups a multiprocessor (one block per group, compiled
-// without the loop); K up to 8192 (four or eight vectors per thread).
+// group), and at 2.5 blocks a multiprocessor (bf16: one block per group,
+// compiled without the loop, since the looping kernel's 86-87 registers a
+// thread hold two blocks a multiprocessor; fp32's 2,048 columns take two
+// vectors a thread, so more groups, and loop); K up to 8192 (four or eight
+// vectors per thread).
 TEST(GemvKernelTest, OneRowProjectionsMatchAten) {
   c10::InferenceMode inference_mode;
   for (at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
@@ -162,9 +165,9 @@ TEST(GemvKernelTest, OneRowProjectionsMatchAten) {
       at::Tensor residual = x.clone();
       ProjectionAddResidual(act, down_weight, residual);
       EXPECT_LE(RelativeError(residual, x + at::linear(act, down_weight)), tolerance) << where;
-      // Grids of 2.5 blocks a multiprocessor: a block per group (the kernel
-      // without the next group's registers, kOneGroup) where the looping
-      // kernel holds two blocks a multiprocessor, as on an H200.
+      // Grids of 2.5 blocks a multiprocessor at 8 columns a block: a block per
+      // group (the kernel without the next group's registers, kOneGroup)
+      // where the looping kernel holds two blocks a multiprocessor.
       int device = 0, multiprocessors = 0;
       ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
       ASSERT_EQ(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device),

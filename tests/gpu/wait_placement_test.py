@@ -99,6 +99,8 @@ def check(sass):
             failures.append(f"{name}: no griddepcontrol.wait (ACQBULK) in its SASS")
         elif got < want:
             failures.append(f"{name}: {got} loads before the wait, the source issues {want}")
+        if "GemvKernel" in name and not GEMV_SHAPE.search(name):
+            failures.append(f"{name}: its GemvShape does not match GEMV_SHAPE")
         match = FUSED_LINEAR.search(name)
         if match and got is not None:
             fused[(arch,) + match.groups()] = got

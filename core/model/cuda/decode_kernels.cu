@@ -32,8 +32,8 @@ using kernel::WithElementType;
 // step: docs/results/bench/2026-12-03-h200-n1-chain/), each warp computes
 // the row's statistics from its own share of x in registers, with no block
 // barrier (209.2 -> 204.8 us: docs/results/bench/2026-12-03-h200-n1-split/),
-// and a warp takes kWarpCols consecutive columns (block * 8 + w) * kWarpCols
-// + j, lane j writing column j, so that the grid fits one block a
+// and a warp takes kWarpCols consecutive columns n + j, n = (block * 8 + w)
+// * kWarpCols, lane j writing column n + j, so that the grid fits one block a
 // multiprocessor (see LaunchLinearRows).
 template <typename T, int kRows, bool kNorm, LinearEpilogue kEpilogue,
           bool kNormInRegisters = false, int kWarpCols = 1>
@@ -43,7 +43,9 @@ FusedLinearKernel(const T* __restrict__ x, const T* __restrict__ norm_weight,
                   const T* __restrict__ bias, T* out, int rows, int K, int N) {
   static_assert(!kNormInRegisters || (kRows == 1 && kNorm), "one row's LayerNorm");
   static_assert(kWarpCols == 1 || kNormInRegisters, "several columns: the one-row LayerNorm");
-  static_assert(kWarpCols <= 32, "lane j writes column j");
+  static_assert(kWarpCols >= 1 && kWarpCols <= 32, "lane j writes column n + j");
+  static_assert(!kNormInRegisters || kEpilogue != LinearEpilogue::kBiasResidual,
+                "the registers' path adds no residual");
   kernel::AllowNextKernel();
   __shared__ float mean[kRows], rstd[kRows];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -129,15 +131,15 @@ cudaError_t LaunchLinear(const void* x, const void* norm_weight, const void* nor
 
 // Picks the compiled variant: rows rounded up to 1, 2, 4 or 8. One row with
 // its LayerNorm and K in one chunk: the LayerNorm weights in registers, and
-// the fewest columns a warp (1 to 4) whose grid is one block a multiprocessor.
+// the fewest columns a warp (1 to 3) whose grid is one block a multiprocessor,
+// else 4 (past 32 columns a multiprocessor, more blocks than multiprocessors).
 // At one column a warp (80 registers a thread) three blocks fit a
 // multiprocessor, but a grid that fills them (GPT-2 small's Q/K/V 288
 // blocks, fc 384) leaves the kernels on either side of it no room to start
 // early and load their weights before their wait. At 3 columns a warp (122
 // registers) Q/K/V is 96 blocks and fc 128: GPT-2 small's N=1 198 -> 182 us
-// per step (2 columns a warp: 188 against 190 for 3, with the residual
-// projections a block per group; 4: 190;
-// docs/results/bench/2026-12-03-h200-resident-chain/).
+// per step. The rule is a heuristic: 2 and 4 columns a warp measured within
+// ~2 us of 3 (docs/results/bench/2026-12-03-h200-resident-chain/).
 template <typename T, bool kNorm, LinearEpilogue kEpilogue>
 cudaError_t LaunchLinearRows(const void* x, const void* norm_weight, const void* norm_bias,
                              float eps, const void* weight, const void* bias, void* out,
@@ -150,8 +152,8 @@ cudaError_t LaunchLinearRows(const void* x, const void* norm_weight, const void*
 #define TANDEM_NORM_ROW(C)                                                                   \
   return LaunchLinear<T, 1, true, kEpilogue, true, C>(x, norm_weight, norm_bias, eps, weight, \
                                                       bias, out, rows, K, N, stream)
-      const int blocks = kernel::MultiprocessorCount();
-      auto fits = [&](int cols) { return N <= blocks * kLinearWarps * cols; };
+      const int multiprocessors = kernel::MultiprocessorCount();
+      auto fits = [&](int cols) { return N <= multiprocessors * kLinearWarps * cols; };
       if (fits(1)) TANDEM_NORM_ROW(1);
       if (fits(2)) TANDEM_NORM_ROW(2);
       if (fits(3)) TANDEM_NORM_ROW(3);

@@ -4,7 +4,10 @@
 // block's threads split K; RMSNorm folded into its input, SwiGLU into
 // gate/up's output), with LaunchGemv's grid at its default (auto), one block
 // per group of columns, or at most 1, 2, 3 blocks per multiprocessor (blocks
-// then loop over groups, loading the next group's weights ahead). Each case runs as a
+// then loop over groups, loading the next group's weights ahead; since
+// 82bac68 a block per group runs the kernel without the loop where the
+// looping one would take more than one wave, so those rows measure it, not the
+// looping kernel of earlier runs). Each case runs as a
 // CUDA graph over 16 layers of distinct weights (1.9 GB, so nothing stays in
 // L2), 50 replays; prints a table (µs per launch or per layer, weight bytes
 // read per second) and JSON lines, and checks that both paths give the same

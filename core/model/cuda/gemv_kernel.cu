@@ -10,8 +10,10 @@
 // they load while that kernel finishes. The input x' (x, or RMSNorm(x)) of
 // the thread's elements stays in registers. With fewer blocks than groups a
 // block takes groups blockIdx.x, + gridDim.x, ..., loading the next group's
-// weights before it multiplies the current one. The dot products are summed
-// over each warp, then over the block's warps in shared memory; the first
+// weights before it multiplies the current one; with a block per group, the
+// kernel may be compiled without that loop's registers (kOneGroup, see
+// LaunchShape). The dot products are summed over each warp, then over the
+// block's warps in shared memory, thread t < kCols adding column t's; those
 // threads apply the epilogue, with the bias read with the weights and the
 // residual (kBiasResidual) read as the group's multiply starts.
 #include "core/model/cuda/gemv_kernel.h"
@@ -29,9 +31,9 @@ using kernel::ToFloat;
 using kernel::Vec16;
 
 // kOneGroup: the grid has a block per group, so a block loads no next
-// group's weights (and holds about half the registers: GPT-2 small's
-// attention-out 91 -> 50 a thread, fc2 100 -> 60), leaving room on each
-// multiprocessor for the kernels on either side to start early.
+// group's weights and holds fewer registers (bf16: GPT-2 small's
+// attention-out 87 -> 48 a thread, fc2 88 -> 56; Llama-3.2-1B's Q/K/V 86 ->
+// 64), so more of its blocks fit a multiprocessor (see LaunchShape).
 template <int kThreadsN, int kColsN, int kUnrollN, bool kOneGroupN = false>
 struct GemvShape {
   static constexpr int kThreads = kThreadsN, kWarps = kThreadsN / 32, kCols = kColsN,
@@ -206,6 +208,7 @@ GemvKernel(const T* x, const T* __restrict__ norm_weight, float eps,
       }
     }
     // Thread t < kCols: column t's sum.
+    static_assert(Shape::kCols <= 32, "columns t < kCols are warp 0's lanes");
     const float column = BlockColumnSum<Shape::kWarps, kCols, !Shape::kOneGroup>(acc, scratch);
     if constexpr (kEpilogue == LinearEpilogue::kSwiGlu) {
       // Thread t < kCols / 2: gate/up pair t (as LaunchSwiGlu rounds them).
@@ -242,8 +245,12 @@ GemvKernel(const T* x, const T* __restrict__ norm_weight, float eps,
 
 // Launches at most blocks_per_sm blocks per multiprocessor (0: one block per
 // group; kAutoBlocks: one block per group when that is at most three per
-// multiprocessor, one wave at 256 threads, else two per multiprocessor,
-// which tandem-gemv-bench measured fastest at the Llama-3.2-1B shape).
+// multiprocessor, else two per multiprocessor, which tandem-gemv-bench
+// measured fastest at the Llama-3.2-1B shape). Three 256-thread blocks a
+// multiprocessor are one wave only for the kOneGroup kernel, which a block
+// per group takes where the looping kernel's occupancy would need more than
+// one wave. The occupancy is looked up on a shape's first launch (no stream
+// work, so also under CUDA graph capture) and kept for the process.
 constexpr int kAutoBlocks = -1;
 
 template <typename T, typename Shape, GemvInput kInput, LinearEpilogue kEpilogue>
@@ -274,17 +281,23 @@ cudaError_t LaunchShape(const void* x, const void* norm_weight, float eps, const
   // kernel measured faster: N=1 179.4 against 189.5 us per step, while
   // Llama-3.2-1B's N=1 took 724 against 741 with every one-block-per-group
   // projection so (docs/results/bench/2026-12-03-h200-resident-chain/).
-  static const int resident = [] {  // the looping kernel's blocks in one wave
-    int per_sm = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_sm, GemvKernel<T, Shape, kInput, kEpilogue>, Shape::kThreads, 0) != cudaSuccess) {
-      per_sm = 1;
+  // SwiGLU (gate/up) keeps the looping kernel: no measured shape takes a
+  // block per group beyond one wave there, and no test runs it.
+  if constexpr (kEpilogue != LinearEpilogue::kSwiGlu) {
+    static const int resident = [] {  // the looping kernel's blocks in one wave
+      int per_sm = 0;
+      if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+              &per_sm, GemvKernel<T, Shape, kInput, kEpilogue>, Shape::kThreads, 0) !=
+          cudaSuccess) {
+        cudaGetLastError();  // cleared, so a later launch check does not report it
+        per_sm = 1;
+      }
+      return per_sm * kernel::MultiprocessorCount();
+    }();
+    if (blocks == groups && blocks > resident) {
+      using OneGroup = GemvShape<Shape::kThreads, Shape::kCols, Shape::kUnroll, true>;
+      return launch(GemvKernel<T, OneGroup, kInput, kEpilogue>);
     }
-    return per_sm * kernel::MultiprocessorCount();
-  }();
-  if (blocks == groups && blocks > resident) {
-    using OneGroup = GemvShape<Shape::kThreads, Shape::kCols, Shape::kUnroll, true>;
-    return launch(GemvKernel<T, OneGroup, kInput, kEpilogue>);
   }
   return launch(GemvKernel<T, Shape, kInput, kEpilogue>);
 }

@@ -1,7 +1,8 @@
 // The building blocks of the decode step's projections, shared by the fused
 // linear kernel and the LM head: a block's LayerNorm statistics of the rows of
-// x, and one warp's dot products of a weight row with every row of x (or of
-// LayerNorm(x)). Included by .cu files only.
+// x, one warp's dot products of a weight row with every row of x (or of
+// LayerNorm(x)), and (one row) of a few weight rows with LayerNorm(x).
+// Included by .cu files only.
 //
 // Layout: x [rows, K] (rows <= kRows), a weight row w [K] (one output column;
 // weights are stored [N, K]). Lane l reads the 16-byte vectors at elements
