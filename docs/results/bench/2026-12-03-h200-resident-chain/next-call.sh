@@ -13,6 +13,7 @@ tar -xJf .tp/third_party.tar.xz
 t0=$(date +%s)
 TEST_TIMEOUT=300 PROFILE_BATCHES=1 timeout 420 bash scripts/gpu-session.sh test profile
 echo "== t=$(( $(date +%s) - t0 ))"
+cp core/model/cuda/decode_kernels.cu /tmp/decode_kernels.cu.orig
 python3 - <<'PY'
 f = "core/model/cuda/decode_kernels.cu"; s = open(f).read()
 old = "    for (int j = 1; j < kWarpCols; ++j) total = lane == j ? acc[j] : total;\n"
@@ -24,7 +25,7 @@ PY
   timeout 60 build-gpu/bin/fused_linear_test > $OUT/mutant.log 2>&1; echo "mutant rc=$? (must be non-zero)"
   grep -c "Failure" $OUT/mutant.log )
 echo "== t=$(( $(date +%s) - t0 ))"
-git checkout core/model/cuda/decode_kernels.cu
+cp /tmp/decode_kernels.cu.orig core/model/cuda/decode_kernels.cu
 patch -p1 < docs/results/bench/2026-12-03-h200-resident-chain/prepared-lm-head-loop.diff > /dev/null || exit 1
 BUILD_TARGET=tandem-bench AB_VARIANTS="none lmloop" AB_ARCHES=gpt2 AB_BATCHES=1,2 AB_ROUNDS=2 \
   timeout 120 bash scripts/gpu-session.sh ab | grep -v "build ok"
