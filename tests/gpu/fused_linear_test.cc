@@ -15,7 +15,6 @@
 #include <vector>
 
 #include <ATen/ATen.h>
-#include <cuda_runtime.h>
 #include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 
@@ -31,10 +30,8 @@ TEST(FusedLinearTest, OneRowLayerNormProjectionsGiveTheBitsOfATwoRowBatch) {
   c10::InferenceMode inference_mode;
   at::manual_seed(11);
   const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
-  int device = 0, multiprocessors = 0;
-  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device),
-            cudaSuccess);
+  const int multiprocessors = gpu_test::MultiprocessorCount();
+  ASSERT_GT(multiprocessors, 0);
   // Columns at one column a warp, 8 warps a block, one block a multiprocessor.
   const int per_column = 8 * multiprocessors;
   constexpr double kEps = 1e-5;

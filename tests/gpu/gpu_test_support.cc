@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include "absl/status/statusor.h"
@@ -48,6 +49,15 @@ std::vector<int64_t> PrefillBoth(const CausalLm& a, KvCache* cache_a, const Caus
 
 double RelativeError(const at::Tensor& a, const at::Tensor& b) {
   return ((a - b).abs().max() / b.abs().max()).item<double>();
+}
+
+int MultiprocessorCount() {
+  int device = 0, count = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    return 0;
+  }
+  return count;
 }
 
 std::vector<std::vector<int32_t>> RunAll(const std::string& dir, bool pipelined, bool graphs,

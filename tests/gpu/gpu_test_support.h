@@ -1,7 +1,8 @@
 // Helpers shared by the GPU test binaries cuda_runner_test,
 // decode_kernel_test, llama_cuda_test and fused_linear_test: a small GPT-2
 // configuration and its cache shape, token ids on the device, two models
-// prefilled alike, a relative error, and requests run through an engine.
+// prefilled alike, a relative error, the device's multiprocessors, and
+// requests run through an engine.
 // Defined in gpu_test_support.cc, which each of those binaries compiles.
 #ifndef TANDEM_TESTS_GPU_GPU_TEST_SUPPORT_H_
 #define TANDEM_TESTS_GPU_GPU_TEST_SUPPORT_H_
@@ -38,6 +39,10 @@ std::vector<int64_t> PrefillBoth(const CausalLm& a, KvCache* cache_a, const Caus
 
 // max |a - b| / max |b|.
 double RelativeError(const at::Tensor& a, const at::Tensor& b);
+
+// The current device's multiprocessors (0 when the query fails), for tests
+// whose shapes cross the kernels' one-wave thresholds.
+int MultiprocessorCount();
 
 // Runs `requests` through an engine in `mode` and returns each one's tokens.
 // In `waves` of four, 30 ms apart, or all at once.

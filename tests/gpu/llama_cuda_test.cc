@@ -168,10 +168,8 @@ TEST(GemvKernelTest, OneRowProjectionsMatchAten) {
       // Grids of 2.5 blocks a multiprocessor at 8 columns a block: a block per
       // group (the kernel without the next group's registers, kOneGroup)
       // where the looping kernel holds two blocks a multiprocessor.
-      int device = 0, multiprocessors = 0;
-      ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
-      ASSERT_EQ(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device),
-                cudaSuccess);
+      const int multiprocessors = gpu_test::MultiprocessorCount();
+      ASSERT_GT(multiprocessors, 0);
       const int64_t wide = 8 * (5 * multiprocessors / 2);
       const at::Tensor wide_weight = at::randn({wide, hidden}, options) * 0.05;
       const at::Tensor wide_bias = at::randn({wide}, options);

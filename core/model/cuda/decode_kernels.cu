@@ -58,10 +58,9 @@ FusedLinearKernel(const T* __restrict__ x, const T* __restrict__ norm_weight,
     kernel::LoadFirstChunk(weight + static_cast<size_t>(column ? n + j : 0) * K, column, K,
                            chunk[j]);
   }
-  // Lane j's column's bias (every lane's at kWarpCols = 1).
-  const int lane_column = n + (kWarpCols == 1 ? 0 : lane);
-  const float b = lane_column < N && (kWarpCols == 1 || lane < kWarpCols)
-                      ? ToFloat(bias[lane_column]) : 0.0f;
+  // Lane j < kWarpCols: column n + j's bias (the lanes that write).
+  const int lane_column = n + lane;
+  const float b = lane < kWarpCols && lane_column < N ? ToFloat(bias[lane_column]) : 0.0f;
   kernel::NormChunk norm;
   if constexpr (kNormInRegisters) kernel::LoadNormChunk(norm_weight, norm_bias, active, K, norm);
   if (!kNormInRegisters && kNorm && warp == kLinearWarps - 1) {
