@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "core/model/causal_lm.h"
+#include "core/model/cuda/cuda_support.h"
 #include "core/model/cuda/decode_kernels.h"
 #include "core/model/cuda/decode_ops.h"
 #include "core/model/cuda/gpt2_fused_decoder.h"
@@ -460,6 +461,121 @@ TEST(DecodeKernelTest, GreedyDecodeMatchesAtenOnHardRows) {
       EXPECT_EQ(tokens[2].item<int64_t>(), 20000) << where;
       EXPECT_EQ(tokens[3].item<int64_t>(), 40000) << where;
       EXPECT_EQ(tokens[4].item<int64_t>(), 2) << where;
+    }
+  }
+}
+
+// The one-row head (NormRowHead: final LayerNorm, LM head and greedy choice
+// in one kernel) against the three kernels it folds, LayerNorm, LmHeadLogits
+// and GreedyTokens: the same logits bit for bit, the same token, the
+// log-probability to rounding, and the logits near ATen's. At K from 8 to
+// the most one chunk takes (fp32 512, fp16 / bf16 1,024), and N from fewer
+// columns than one block's warps to more than the wave's (GPT-2's 50,257).
+// Each case runs twice on one workspace: the kernel leaves its ticket ready.
+TEST(DecodeKernelTest, RowHeadMatchesTheLayerNormLmHeadAndGreedyKernels) {
+  c10::InferenceMode inference_mode;
+  at::manual_seed(7);
+  const at::Tensor workspace = RowHeadWorkspace(at::Device(at::kCUDA));
+  for (at::ScalarType dtype : {at::kFloat, at::kHalf, at::kBFloat16}) {
+    const int64_t widest = dtype == at::kFloat ? 512 : 1024;
+    for (int64_t K : {int64_t{8}, int64_t{128}, int64_t{768}, widest}) {
+      if (K > widest) continue;
+      for (int64_t N : {5, 8 * 3 + 1, 20000, 50257}) {
+        const at::TensorOptions on = at::TensorOptions().dtype(dtype).device(at::kCUDA);
+        const at::Tensor x = (at::randn({1, K}) * 3 + 1).to(on);
+        const at::Tensor weight = (at::randn({K}) * 0.2 + 1).to(on);
+        const at::Tensor bias = (at::randn({K}) * 0.1).to(on);
+        const at::Tensor head = (at::randn({N, K}) / std::sqrt(static_cast<double>(K))).to(on);
+        const FusedNorm norm{weight, bias, 1e-5};
+        const std::string where = std::string(c10::toString(dtype)) + " K " + std::to_string(K) +
+                                  " N " + std::to_string(N);
+        ASSERT_TRUE(RowHeadFolds(x)) << where;
+        const at::Tensor want_logits = LmHeadLogits(LayerNorm(x, norm), head);
+        const auto [want_tokens, want_logprobs] = GreedyTokens(want_logits);
+        for (int round = 0; round < 2; ++round) {
+          const CausalLm::SlotDecode out = NormRowHead(x, norm, head, /*greedy=*/true, workspace);
+          EXPECT_TRUE(out.logits.equal(want_logits)) << where << " round " << round;
+          EXPECT_TRUE(out.tokens.equal(want_tokens))
+              << where << " round " << round << ": " << out.tokens.cpu() << want_tokens.cpu();
+          EXPECT_TRUE(at::allclose(out.logprobs, want_logprobs, 1e-5, 1e-5)) << where;
+        }
+        const CausalLm::SlotDecode logits_only =
+            NormRowHead(x, norm, head, /*greedy=*/false, workspace);
+        EXPECT_TRUE(logits_only.logits.equal(want_logits)) << where;
+        EXPECT_FALSE(logits_only.tokens.defined()) << where;
+        const at::Tensor aten = at::matmul(
+            at::layer_norm(x.to(at::kFloat), {K}, weight.to(at::kFloat), bias.to(at::kFloat),
+                           1e-5),
+            head.to(at::kFloat).t());
+        EXPECT_LT(gpu_test::RelativeError(want_logits, aten), dtype == at::kFloat ? 1e-5 : 3e-2)
+            << where;
+      }
+    }
+  }
+  EXPECT_FALSE(RowHeadFolds(at::zeros({2, 128}, at::TensorOptions().dtype(at::kHalf))));
+  EXPECT_FALSE(RowHeadFolds(at::zeros({1, 1032}, at::TensorOptions().dtype(at::kHalf))));
+}
+
+// The one-row head's greedy choice on crafted logits (no LayerNorm: x = e_0,
+// so the logits are the head's column 0), one row a case: the maximum tied
+// early and late; a +inf, then NaNs (the first NaN wins); a NaN at index 2
+// and a later one; the lowest finite logit everywhere but 100 columns; and
+// in fp32 / bf16 logits around 3e9 and -1e10 (the shifted sum leaves the
+// float range). Token = torch.argmax, log-probability = log_softmax's.
+TEST(DecodeKernelTest, RowHeadGreedyMatchesAtenOnHardRows) {
+  c10::InferenceMode inference_mode;
+  at::manual_seed(11);
+  const int64_t vocab = 50257, K = 8;
+  const at::Tensor workspace = RowHeadWorkspace(at::Device(at::kCUDA));
+  for (at::ScalarType dtype : {at::kFloat, at::kHalf, at::kBFloat16}) {
+    const bool wide = dtype != at::kHalf;  // fp16 holds neither 3e9 nor -3e38
+    for (int row = 0; row < (wide ? 7 : 5); ++row) {
+      at::Tensor values = at::randn({vocab}, at::kFloat);
+      if (row == 0) {
+        values[25000] = 9.0;
+        values[3] = 9.0;
+      } else if (row == 1) {
+        values[vocab - 1] = 9.0;
+        values[20000] = 9.0;
+      } else if (row == 2) {
+        values[30000] = INFINITY;
+        values[40000] = NAN;
+        values[45000] = NAN;
+      } else if (row == 3) {
+        values[2] = NAN;
+        values[30000] = NAN;
+      } else if (row == 4) {
+        values.fill_(wide ? -3.0e38 : -65504.0);
+        values.narrow(0, 30000, 100).normal_();
+      } else if (row == 5) {
+        values.mul_(300.0).add_(3.0e9);
+      } else {
+        values.mul_(1000.0).add_(-1.0e10);
+      }
+      at::Tensor head = at::zeros({vocab, K}, at::kFloat);
+      head.select(1, 0).copy_(values);
+      const at::Tensor typed_head = head.to(dtype).to(at::kCUDA);
+      at::Tensor x = at::zeros({1, K}, at::kFloat);
+      x[0][0] = 1.0;
+      const at::Tensor want = typed_head.select(1, 0).to(at::kFloat).cpu().unsqueeze(0);
+      at::Tensor logits = at::empty({1, vocab}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA));
+      at::Tensor tokens = at::empty({1}, at::TensorOptions().dtype(at::kLong).device(at::kCUDA));
+      at::Tensor logprobs = at::empty({1}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA));
+      const at::Tensor typed_x = x.to(dtype).to(at::kCUDA);
+      const RowLmHeadGreedy greedy{tokens.data_ptr<int64_t>(), logprobs.data_ptr<float>(),
+                                   workspace.data_ptr()};
+      ASSERT_EQ(LaunchRowLmHead(KernelDTypeOf(dtype), typed_x.data_ptr(), RowLmHeadNorm{},
+                                typed_head.data_ptr(), logits.data_ptr<float>(), K, vocab, greedy,
+                                nullptr),
+                cudaSuccess);
+      const std::string where = std::string(c10::toString(dtype)) + " row " + std::to_string(row);
+      EXPECT_TRUE(at::allclose(logits.cpu(), want, 0, 0, /*equal_nan=*/true)) << where;
+      EXPECT_EQ(tokens.cpu().item<int64_t>(), want.argmax(1).item<int64_t>()) << where;
+      EXPECT_TRUE(at::allclose(logprobs.cpu(), AtenGreedyLogprobs(want), 1e-5, 1e-5,
+                               /*equal_nan=*/true))
+          << where << ": " << logprobs.cpu() << AtenGreedyLogprobs(want);
+      const int64_t expected[] = {3, 20000, 40000, 2};
+      if (row < 4) EXPECT_EQ(tokens.cpu().item<int64_t>(), expected[row]) << where;
     }
   }
 }

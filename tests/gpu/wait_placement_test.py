@@ -19,6 +19,8 @@ source issues there:
       bias, and of the other columns' weights); and at least one such kernel
       must be found
   RowLayerNormKernel: 2 (its LayerNorm weight and bias)
+  RowLmHeadKernel<T, kNorm, kGreedy>: kChunk (4, its first column's weights), and with
+      kNorm 2 * kChunk more (the lane's LayerNorm weight and bias)
   ClusterLinearKernel: 1 asynchronous copy to shared memory (LDGSTS)
   WgmmaLinearKernel: 2, its weight tile's bulk tensor copy (UTMALDG) and its bias
 
@@ -29,13 +31,16 @@ import re
 import subprocess
 import sys
 
-FAMILIES = ("GemvKernel", "FusedLinearKernel", "LmHeadKernel", "SkinnyLinearKernel",
-            "ClusterLinearKernel", "RowLayerNormKernel", "WgmmaLinearKernel")
+FAMILIES = ("GemvKernel", "FusedLinearKernel", "RowLmHeadKernel", "LmHeadKernel",
+            "SkinnyLinearKernel", "ClusterLinearKernel", "RowLayerNormKernel",
+            "WgmmaLinearKernel")
 GEMV_SHAPE = re.compile(r"GemvShapeILi(\d+)ELi(\d+)ELi(\d+)ELb[01]EE")
 CHUNK = 4  # kChunk (projection.cuh): the vectors a lane loads of each weight row
 NORM_CHUNK_LOADS = 2 * CHUNK  # LayerNorm weight and bias, kChunk vectors each
 # FusedLinearKernel<T, kRows, kNorm, kEpilogue, kNormInRegisters, kWarpCols>'s template
 # arguments.
+# RowLmHeadKernel<T, kNorm, kGreedy>'s template arguments.
+ROW_LM_HEAD = re.compile(r"RowLmHeadKernelI(\w+?)Lb([01])ELb([01])EE")
 FUSED_LINEAR = re.compile(
     r"FusedLinearKernelI(\w+?)Li(\d+)ELb([01])ELNS_14LinearEpilogueE(\d+)ELb([01])ELi(\d+)EE")
 
@@ -83,6 +88,9 @@ def expected_loads(name):
         return int(shape.group(2)) * int(shape.group(3)) if shape else 1
     if family in ("RowLayerNormKernel", "WgmmaLinearKernel"):
         return 2
+    if family == "RowLmHeadKernel":
+        args = ROW_LM_HEAD.search(name)
+        return CHUNK + (NORM_CHUNK_LOADS if args and args.group(2) == "1" else 0)
     return 1
 
 
@@ -101,6 +109,8 @@ def check(sass):
             failures.append(f"{name}: {got} loads before the wait, the source issues {want}")
         if "GemvKernel" in name and not GEMV_SHAPE.search(name):
             failures.append(f"{name}: its GemvShape does not match GEMV_SHAPE")
+        if "RowLmHeadKernel" in name and not ROW_LM_HEAD.search(name):
+            failures.append(f"{name}: its template arguments do not match ROW_LM_HEAD")
         match = FUSED_LINEAR.search(name)
         if match and got is not None:
             fused[(arch,) + match.groups()] = got

@@ -247,6 +247,35 @@ cudaError_t LaunchEmbedTokens(KernelDType dtype, const void* wte, const void* wp
                               const int64_t* positions, int64_t max_position, void* x,
                               int batch, int channels, cudaStream_t stream);
 
+// One row's LM head in one wave of blocks whose warps loop over the columns
+// (K <= 128 x 16 bytes: RowLmHeadSupports), with two steps of the decode
+// folded in on request:
+// - norm.weight not null: x [K] is the residual stream and the kernel applies
+//   the final LayerNorm itself (the LayerNorm kernel's bits);
+// - greedy.tokens not null: tokens[0] and logprobs[0] as LaunchGreedyTokens
+//   defines them, from the logits as they are written.
+// logits [N] float32 as LaunchLmHead writes them (the same bits). GPT-2
+// small bf16 N=1: the three kernels' 173.4 / 174.5 us per step -> 170.5 /
+// 170.4 (docs/results/bench/2026-12-03-h200-tail-fold/).
+// greedy.workspace: RowLmHeadWorkspaceBytes() bytes on the device, zeroed
+// before its first launch; the kernel leaves it ready for the next one, and
+// only one launch may use it at a time.
+struct RowLmHeadNorm {
+  const void* weight = nullptr;  // [K], or null: no LayerNorm
+  const void* bias = nullptr;    // [K]
+  float eps = 0.0f;
+};
+struct RowLmHeadGreedy {
+  int64_t* tokens = nullptr;  // [1], or null: logits only
+  float* logprobs = nullptr;  // [1]
+  void* workspace = nullptr;
+};
+bool RowLmHeadSupports(KernelDType dtype, int K);
+int64_t RowLmHeadWorkspaceBytes();
+cudaError_t LaunchRowLmHead(KernelDType dtype, const void* x, const RowLmHeadNorm& norm,
+                            const void* weight, float* logits, int K, int N,
+                            const RowLmHeadGreedy& greedy, cudaStream_t stream);
+
 // Greedy decoding of logits [B, V] float32: tokens[b] = the first index of the
 // row's maximum, logprobs[b] = its log-softmax value.
 cudaError_t LaunchGreedyTokens(const float* logits, int batch, int vocab, int64_t* tokens,

@@ -228,6 +228,39 @@ at::Tensor LmHeadLogits(const at::Tensor& x, const at::Tensor& weight_nk) {
   return logits;
 }
 
+bool RowHeadFolds(const at::Tensor& x) {
+  return x.dim() == 2 && x.size(0) == 1 &&
+         RowLmHeadSupports(KernelDTypeOf(x.scalar_type()), static_cast<int>(x.size(1)));
+}
+
+at::Tensor RowHeadWorkspace(const at::Device& device) {
+  return at::zeros({RowLmHeadWorkspaceBytes()}, at::TensorOptions().dtype(at::kByte).device(device));
+}
+
+CausalLm::SlotDecode NormRowHead(const at::Tensor& x, const FusedNorm& norm,
+                                 const at::Tensor& head, bool greedy,
+                                 const at::Tensor& workspace) {
+  if (!RowHeadFolds(x)) throw std::invalid_argument("NormRowHead: not one row it folds");
+  CheckVectorLoads({&x, &head, &norm.weight, &norm.bias}, "row LM head");
+  const at::TensorOptions options = x.options();
+  CausalLm::SlotDecode out{at::empty({1, head.size(0)}, options.dtype(at::kFloat))};
+  RowLmHeadGreedy choice;
+  if (greedy) {
+    out.tokens = at::empty({1}, options.dtype(at::kLong));
+    out.logprobs = at::empty({1}, options.dtype(at::kFloat));
+    choice = {out.tokens.data_ptr<int64_t>(), out.logprobs.data_ptr<float>(),
+              workspace.data_ptr()};
+  }
+  const RowLmHeadNorm row_norm{norm.weight.data_ptr(), norm.bias.data_ptr(),
+                               static_cast<float>(norm.eps)};
+  CheckCuda(LaunchRowLmHead(KernelDTypeOf(x.scalar_type()), x.data_ptr(), row_norm,
+                            head.data_ptr(), out.logits.data_ptr<float>(),
+                            static_cast<int>(x.size(1)), static_cast<int>(head.size(0)), choice,
+                            CurrentStream()),
+            "row LM head");
+  return out;
+}
+
 at::Tensor EmbedTokens(const at::Tensor& wte, const at::Tensor& wpe, const at::Tensor& slots,
                        const at::Tensor& tokens, const at::Tensor& positions,
                        int64_t max_position) {

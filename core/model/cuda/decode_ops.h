@@ -117,6 +117,18 @@ at::Tensor ResidualLayerNorm(at::Tensor& x, const at::Tensor& residual, const Fu
 // float32 [B, N] = float(T(x @ weight_nk^T)): the LM head's logits.
 at::Tensor LmHeadLogits(const at::Tensor& x, const at::Tensor& weight_nk);
 
+// One row's final LayerNorm, LM head and (with `greedy`) greedy choice in one
+// kernel (LaunchRowLmHead), for x [1, K] (the residual stream, where
+// RowHeadFolds) and head [V, K]: logits [1, V] float32, the bits of
+// LmHeadLogits(LayerNorm(x, norm), head), and with `greedy` GreedyDecode's
+// tokens [1] and log-probabilities [1] of them. workspace: RowHeadWorkspace's
+// tensor, one launch at a time (a decoder's steps are ordered).
+bool RowHeadFolds(const at::Tensor& x);
+at::Tensor RowHeadWorkspace(const at::Device& device);
+CausalLm::SlotDecode NormRowHead(const at::Tensor& x, const FusedNorm& norm,
+                                 const at::Tensor& head, bool greedy,
+                                 const at::Tensor& workspace);
+
 // The step's input embeddings [B, C] = wte[tokens[r]] + wpe[min(positions[r],
 // max_position)], with r = b (tokens and positions are [B]), or r = slots[b]
 // when `slots` is defined (tokens and positions are per-slot state [S]).

@@ -39,6 +39,7 @@ Gpt2FusedDecoder::Gpt2FusedDecoder(Gpt2Config config, Gpt2Weights weights)
   }
   if (fused_decode_) {
     halves_ = std::make_unique<SideStream>(model_.weights().wte.device().index());
+    head_workspace_ = RowHeadWorkspace(model_.weights().wte.device());
   }
 }
 
@@ -188,9 +189,12 @@ CausalLm::SlotDecode Gpt2FusedDecoder::Step(const at::Tensor& slots, const at::T
                        greedy);
   }
   for (int64_t i = 0; i < config.n_layer; ++i) FusedLayer(i, in, x);
-  const at::Tensor h = LayerNorm(x, {weights.ln_f_weight, weights.ln_f_bias, eps});
-  if (B > kMaxGpt2FusedRows) return BatchedHead(h, greedy);
+  const FusedNorm final_norm{weights.ln_f_weight, weights.ln_f_bias, eps};
   const at::Tensor& head = weights.lm_head.defined() ? weights.lm_head : weights.wte;
+  // One row: the final LayerNorm, LM head and greedy choice as one kernel.
+  if (RowHeadFolds(x)) return NormRowHead(x, final_norm, head, greedy, head_workspace_);
+  const at::Tensor h = LayerNorm(x, final_norm);
+  if (B > kMaxGpt2FusedRows) return BatchedHead(h, greedy);
   SlotDecode out{LmHeadLogits(h, head)};
   if (greedy) std::tie(out.tokens, out.logprobs) = GreedyTokens(out.logits);
   return out;

@@ -125,9 +125,10 @@ class Gpt2FusedDecoder : public CausalLm {
     KvCache* cache;
   };
 
-  // The step: the embedding kernel, the layers, the LM head (and the greedy
-  // kernel). `tokens` and `positions` are per row [B], or per slot [S] when
-  // `by_slot`.
+  // The step: the embedding kernel, the layers, the final LayerNorm and the
+  // LM head (and the greedy kernel), the last three one kernel at one row
+  // (NormRowHead). `tokens` and `positions` are per row [B], or per slot [S]
+  // when `by_slot`.
   SlotDecode Step(const at::Tensor& slots, const at::Tensor& tokens,
                   const at::Tensor& positions, bool by_slot, bool greedy, KvCache* cache) const;
   // Layer i on the fused kernels (up to kMaxGpt2FusedRows rows, or with
@@ -178,6 +179,9 @@ class Gpt2FusedDecoder : public CausalLm {
   std::unique_ptr<SideStream> side_;
   // Where a step's second half of rows runs its layers (UsesHalves).
   std::unique_ptr<SideStream> halves_;
+  // The one-row head's (NormRowHead) block parts and ticket: the device's,
+  // written only by the kernel, one step at a time (steps are ordered).
+  at::Tensor head_workspace_;
 };
 
 }  // namespace tandem

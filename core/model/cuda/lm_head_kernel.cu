@@ -26,6 +26,8 @@ constexpr int kGreedyBlocks = 8;  // per row at most: a cluster
 // cap of 40, the bf16 kernel spilled).
 constexpr int kGreedyBlocksPerSm = 2;
 constexpr int kNoIndex = INT_MAX;  // a thread or warp that saw no logit
+// RowLmHeadKernel's workspace: the ticket (unsigned), then the blocks' parts.
+constexpr int64_t kRowLmHeadPartsOffset = 16;
 
 // Whether candidate (value, index) beats the current (best, best_index) for
 // argmax as torch.argmax defines it: NaN is the maximum, ties go to the first
@@ -160,7 +162,25 @@ struct GreedyPart {
     winner.sum = SumAt(winner.best) + other.SumAt(winner.best);
     *this = winner;
   }
+  // A row's part: its token (kNoIndex: every logit -inf, the first, 0, their
+  // maximum) and the token's log-softmax value x[index] - best - log(sum)
+  // with x[index] = best (the same logit): 0, or NaN where best is NaN or
+  // +/-inf.
+  __device__ int64_t Token() const { return index == kNoIndex ? 0 : index; }
+  __device__ float LogProb() const { return best - best - logf(sum); }
 };
+
+// The warp's parts merged into every lane's (shuffles, a fixed pattern).
+__device__ __forceinline__ GreedyPart WarpMerged(GreedyPart mine) {
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    GreedyPart other;
+    other.best = __shfl_xor_sync(0xffffffffu, mine.best, offset);
+    other.index = __shfl_xor_sync(0xffffffffu, mine.index, offset);
+    other.sum = __shfl_xor_sync(0xffffffffu, mine.sum, offset);
+    mine.Merge(other);
+  }
+  return mine;
+}
 
 // A thread's pass over its logits, in index order (vectors) and then out of
 // it (the scalars): an online softmax whose exp-sum is kept against `shift`
@@ -290,13 +310,7 @@ GreedyTokensKernel(const T* __restrict__ logits, int vocab, int64_t row_stride,
         },
         visit);
   });
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    GreedyPart other;
-    other.best = __shfl_xor_sync(0xffffffffu, mine.best, offset);
-    other.index = __shfl_xor_sync(0xffffffffu, mine.index, offset);
-    other.sum = __shfl_xor_sync(0xffffffffu, mine.sum, offset);
-    mine.Merge(other);
-  }
+  mine = WarpMerged(mine);
   if (lane == 0) warp_parts[warp] = mine;
   __syncthreads();
   if (tid == 0) {
@@ -317,13 +331,143 @@ GreedyTokensKernel(const T* __restrict__ logits, int vocab, int64_t row_stride,
     for (int r = 1; r < kGreedyBlocks; ++r) {
       if (r < blocks) row.Merge(parts[r]);
     }
-    // kNoIndex: every logit -inf, the first (0) their maximum.
-    tokens[b] = row.index == kNoIndex ? 0 : row.index;
-    // x[index] - best - log(sum) with x[index] = best (the same logit): 0,
-    // or NaN where best is NaN or +/-inf.
-    logprobs[b] = row.best - row.best - logf(row.sum);
+    tokens[b] = row.Token();
+    logprobs[b] = row.LogProb();
   }
   cluster.sync();  // no block exits while the first one reads its shared memory
+}
+
+// One row's LM head (K <= kOneChunkK<T>) in one wave of blocks: warp w of
+// block b takes output columns n = b * kLinearWarps + w, n + W, n + 2W, ...
+// (W: the grid's warps), loading the next column's weights while it
+// multiplies the current one; the first column's weights (and the
+// LayerNorm's) load before the wait. Each column's sum runs in WarpDotRows's
+// order and is rounded to T as LmHeadKernel's, so the logits are its bits.
+//
+// With norm.weight (not null) x is the residual stream and each warp
+// normalizes it itself (WarpNormRow: the LayerNorm kernel's bits), so the
+// final LayerNorm needs no kernel. With greedy.tokens (not null) lane 0
+// keeps a ThreadGreedy of its warp's columns; the block's warps merge into
+// the block's part; the last block to finish (by the ticket, which atomicInc
+// returns to 0 for the next launch) merges every block's part (its threads
+// in a fixed order) into tokens[0] and logprobs[0] as GreedyTokensKernel
+// defines them, so the
+// choice needs no kernel either. greedy.workspace: the ticket, then the
+// parts (kRowLmHeadPartsOffset); one launch at a time per workspace.
+template <typename T, bool kNorm, bool kGreedy>
+__global__ void __launch_bounds__(kLinearWarps * 32)
+RowLmHeadKernel(const T* __restrict__ x, RowLmHeadNorm norm, const T* __restrict__ weight,
+                float* __restrict__ logits, int K, int N, RowLmHeadGreedy greedy) {
+  constexpr int kVec = kernel::Vec16<T>::kSize;
+  __shared__ GreedyPart warp_parts[kLinearWarps];
+  __shared__ bool last_block;
+  kernel::AllowNextKernel();
+  const int warps = gridDim.x * kLinearWarps, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int first = lane * kVec;
+  const int start = blockIdx.x * kLinearWarps + warp;
+  uint4 chunk[kChunk];
+  kernel::LoadFirstChunk(weight + static_cast<size_t>(start < N ? start : 0) * K, start < N, K,
+                         chunk);
+  kernel::NormChunk norm_chunk;
+  if constexpr (kNorm) {
+    kernel::LoadNormChunk(static_cast<const T*>(norm.weight), static_cast<const T*>(norm.bias),
+                          true, K, norm_chunk);
+  }
+  kernel::WaitForPreviousKernel();
+  uint4 row[kChunk];  // the lane's share of x (normalized with kNorm), as T
+  if constexpr (kNorm) {
+    kernel::WarpNormRow(norm_chunk, x, K, norm.eps, row);
+  } else {
+    kernel::LoadHeldRow(x, K, row);
+  }
+  ThreadGreedy pass;  // lane 0's, over its warp's columns in index order
+  for (int n = start; n < N; n += warps) {
+    const int m = n + warps;
+    uint4 next[kChunk];
+    kernel::LoadFirstChunk(weight + static_cast<size_t>(m < N ? m : 0) * K, m < N, K, next);
+    float acc = 0.0f;
+#pragma unroll
+    for (int c = 0; c < kChunk; ++c) {
+      if (first + c * 32 * kVec >= K) break;
+      float w[kVec], v[kVec];
+      kernel::Unpack<T>(chunk[c], w);
+      kernel::Unpack<T>(row[c], v);
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) acc += w[i] * v[i];
+    }
+    const float logit = kernel::Round<T>(WarpSum(acc));
+    if (lane == 0) {
+      logits[n] = logit;
+      if constexpr (kGreedy) pass.VisitScalar(logit, n);
+    }
+#pragma unroll
+    for (int c = 0; c < kChunk; ++c) chunk[c] = next[c];
+  }
+  if constexpr (kGreedy) {
+    unsigned* ticket = static_cast<unsigned*>(greedy.workspace);
+    GreedyPart* parts = reinterpret_cast<GreedyPart*>(static_cast<char*>(greedy.workspace) +
+                                                      kRowLmHeadPartsOffset);
+    if (lane == 0) {
+      // A NaN or out-of-range sum visits the warp's logits again (its own writes).
+      warp_parts[warp] = pass.Part([&](auto&& visit) {
+        for (int n = start; n < N; n += warps) visit(logits[n], n);
+      });
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      GreedyPart block = warp_parts[0];
+      for (int w = 1; w < kLinearWarps; ++w) block.Merge(warp_parts[w]);
+      parts[blockIdx.x] = block;
+      __threadfence();  // the part, visible before the ticket says so
+      last_block = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last_block) return;
+    __threadfence();  // every other block's part, as their tickets say
+    // Thread t merges parts t, t + blockDim.x, ... (L2 reads: other blocks
+    // wrote them), then the warp's lanes and the block's warps merge in a
+    // fixed order (the one-block merge took 65 us where one thread read the
+    // 264 parts in turn: docs/results/bench/2026-12-03-h200-tail-fold/).
+    GreedyPart mine{-INFINITY, kNoIndex, 0.0f};
+    for (int b = threadIdx.x; b < static_cast<int>(gridDim.x); b += blockDim.x) {
+      mine.Merge({__ldcg(&parts[b].best), __ldcg(&parts[b].index), __ldcg(&parts[b].sum)});
+    }
+    mine = WarpMerged(mine);
+    if (lane == 0) warp_parts[warp] = mine;  // thread 0 read them before the barrier
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      GreedyPart row = warp_parts[0];
+      for (int w = 1; w < kLinearWarps; ++w) row.Merge(warp_parts[w]);
+      greedy.tokens[0] = row.Token();
+      greedy.logprobs[0] = row.LogProb();
+    }
+  }
+}
+
+// The grid of RowLmHeadKernel<T, kNorm, kGreedy>: one wave (its occupancy on
+// every multiprocessor), or fewer blocks where N has fewer columns.
+template <typename T, bool kNorm, bool kGreedy>
+int RowLmHeadBlocks(int N) {
+  static const int resident = [] {
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, RowLmHeadKernel<T, kNorm, kGreedy>, kLinearWarps * 32, 0) != cudaSuccess) {
+      per_sm = 1;
+    }
+    return (per_sm > 0 ? per_sm : 1) * kernel::MultiprocessorCount();
+  }();
+  const int needed = (N + kLinearWarps - 1) / kLinearWarps;
+  return needed < resident ? needed : resident;
+}
+
+template <typename T, bool kNorm, bool kGreedy>
+cudaError_t LaunchRowLmHeadOf(const void* x, const RowLmHeadNorm& norm, const void* weight,
+                              float* logits, int K, int N, const RowLmHeadGreedy& greedy,
+                              cudaStream_t stream) {
+  return kernel::LaunchOverlapped(RowLmHeadKernel<T, kNorm, kGreedy>,
+                                  dim3(RowLmHeadBlocks<T, kNorm, kGreedy>(N)),
+                                  dim3(kLinearWarps * 32), 0, stream, static_cast<const T*>(x),
+                                  norm, static_cast<const T*>(weight), logits, K, N, greedy);
 }
 
 // Blocks per row: kGreedyBlocks, halved while the batch would take more
@@ -346,6 +490,38 @@ cudaError_t LaunchLmHead(KernelDType dtype, const void* x, const void* weight, f
     using T = typename decltype(type)::type;
     if (K % kernel::Vec16<T>::kSize != 0) return cudaErrorInvalidValue;
     return LaunchLmHeadRows<T>(x, weight, logits, rows, K, N, stream);
+  });
+}
+
+int64_t RowLmHeadWorkspaceBytes() {
+  // At most 2,048 threads a multiprocessor: 8 blocks of kLinearWarps warps.
+  const int64_t blocks = 2048 / (kLinearWarps * 32) * kernel::MultiprocessorCount();
+  return kRowLmHeadPartsOffset + blocks * static_cast<int64_t>(sizeof(GreedyPart));
+}
+
+bool RowLmHeadSupports(KernelDType dtype, int K) {
+  const int vec = dtype == KernelDType::kFloat32 ? 4 : 8;  // elements in 16 bytes
+  return K > 0 && K % vec == 0 && K <= kernel::kChunk * 32 * vec;
+}
+
+cudaError_t LaunchRowLmHead(KernelDType dtype, const void* x, const RowLmHeadNorm& norm,
+                            const void* weight, float* logits, int K, int N,
+                            const RowLmHeadGreedy& greedy, cudaStream_t stream) {
+  if (!RowLmHeadSupports(dtype, K) || N <= 0) return cudaErrorInvalidValue;
+  const bool with_norm = norm.weight != nullptr, with_greedy = greedy.tokens != nullptr;
+  if ((with_norm && norm.bias == nullptr) ||
+      (with_greedy && (greedy.logprobs == nullptr || greedy.workspace == nullptr))) {
+    return cudaErrorInvalidValue;
+  }
+  return kernel::WithElementType(dtype, [&](auto type) {
+    using T = typename decltype(type)::type;
+#define TANDEM_ROW_LM_HEAD(NORM, GREEDY) \
+  return LaunchRowLmHeadOf<T, NORM, GREEDY>(x, norm, weight, logits, K, N, greedy, stream)
+    if (with_norm && with_greedy) TANDEM_ROW_LM_HEAD(true, true);
+    if (with_norm) TANDEM_ROW_LM_HEAD(true, false);
+    if (with_greedy) TANDEM_ROW_LM_HEAD(false, true);
+    TANDEM_ROW_LM_HEAD(false, false);
+#undef TANDEM_ROW_LM_HEAD
   });
 }
 

@@ -174,6 +174,30 @@ __device__ __forceinline__ float HeldSum(const uint4 (&row)[kChunk], int K, Term
   return total;
 }
 
+// The lane's share of row x [K] (the elements LoadFirstChunk reads, K <=
+// kOneChunkK<T>), read after the wait: x comes from the previous kernel.
+template <typename T>
+__device__ __forceinline__ void LoadHeldRow(const T* x, int K, uint4 (&row)[kChunk]) {
+  constexpr int kVec = Vec16<T>::kSize;
+  const int first = (threadIdx.x % 32) * kVec;
+#pragma unroll
+  for (int c = 0; c < kChunk; ++c) {
+    const int k = first + c * 32 * kVec;
+    if (k < K) row[c] = *reinterpret_cast<const uint4*>(x + k);  // coherent: written earlier
+  }
+}
+
+// A held row's LayerNorm statistics, computed by the warp (every lane gets
+// them): BlockNormStats's arithmetic in its order, so the same bits.
+template <typename T>
+__device__ __forceinline__ void WarpRowStats(const uint4 (&row)[kChunk], int K, float eps,
+                                             float& mean, float& rstd) {
+  mean = WarpSum(HeldSum<T>(row, K, [](float v) { return v; })) / K;
+  const float mu = mean;
+  const float squares = HeldSum<T>(row, K, [mu](float v) { return (v - mu) * (v - mu); });
+  rstd = rsqrtf(WarpSum(squares) / K + eps);
+}
+
 // WarpDotRows<T, 1, true> for K <= kOneChunkK<T> and kCols weight rows at
 // once (chunks[j]: row j's LoadFirstChunk), with the LayerNorm weight and
 // bias in registers (`norm`, LoadNormChunk) instead of read from memory, and
@@ -191,14 +215,9 @@ __device__ __forceinline__ void WarpNormDotRows(const uint4 (&chunks)[kCols][kCh
   constexpr int kVec = Vec16<T>::kSize;
   const int first = (threadIdx.x % 32) * kVec;
   uint4 row[kChunk];
-#pragma unroll
-  for (int c = 0; c < kChunk; ++c) {
-    const int k = first + c * 32 * kVec;
-    if (k < K) row[c] = *reinterpret_cast<const uint4*>(x + k);  // coherent: written earlier
-  }
-  const float mean = WarpSum(HeldSum<T>(row, K, [](float v) { return v; })) / K;
-  const float squares = HeldSum<T>(row, K, [mean](float v) { return (v - mean) * (v - mean); });
-  const float rstd = rsqrtf(WarpSum(squares) / K + eps);
+  LoadHeldRow(x, K, row);
+  float mean, rstd;
+  WarpRowStats<T>(row, K, eps, mean, rstd);
 #pragma unroll
   for (int j = 0; j < kCols; ++j) acc[j] = 0.0f;
 #pragma unroll
@@ -220,6 +239,35 @@ __device__ __forceinline__ void WarpNormDotRows(const uint4 (&chunks)[kCols][kCh
   }
 #pragma unroll
   for (int j = 0; j < kCols; ++j) acc[j] = WarpSum(acc[j]);
+}
+
+// The lane's share of T(layer_norm(x) * weight + bias) for one row x [K]
+// (K <= kOneChunkK<T>; `norm`: LoadNormChunk), packed as T at the elements
+// LoadFirstChunk reads: WarpNormDotRows's statistics and rounding, so a dot
+// with it in WarpDotRows's order gives WarpNormDotRows's sums. Every lane of
+// the warp must call it (the statistics' shuffles).
+template <typename T>
+__device__ __forceinline__ void WarpNormRow(const NormChunk& norm, const T* x, int K, float eps,
+                                            uint4 (&normed)[kChunk]) {
+  constexpr int kVec = Vec16<T>::kSize;
+  const int first = (threadIdx.x % 32) * kVec;
+  LoadHeldRow(x, K, normed);
+  float mean, rstd;
+  WarpRowStats<T>(normed, K, eps, mean, rstd);
+#pragma unroll
+  for (int c = 0; c < kChunk; ++c) {
+    if (first + c * 32 * kVec >= K) break;
+    float gamma[kVec], beta[kVec], v[kVec];
+    Unpack<T>(norm.gamma[c], gamma);
+    Unpack<T>(norm.beta[c], beta);
+    Unpack<T>(normed[c], v);
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) v[i] = (v[i] - mean) * rstd * gamma[i] + beta[i];
+    alignas(16) T packed[kVec];
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) packed[i] = FromFloat<T>(v[i]);
+    normed[c] = *reinterpret_cast<const uint4*>(packed);
+  }
 }
 
 }  // namespace kernel
