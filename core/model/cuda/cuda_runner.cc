@@ -71,6 +71,8 @@ CudaRunner::CudaRunner(ModelDescription description, std::unique_ptr<CausalLm> m
     pinned_slots_[p] = PinnedBuffer(buckets_.back(), at::kLong);
     pinned_tokens_[p] = PinnedBuffer(rows, at::kLong);
     pinned_logprobs_[p] = PinnedBuffer(rows, at::kFloat);
+    mapped_tokens_[p] = static_cast<int64_t*>(MappedHostPointer(pinned_tokens_[p]));
+    mapped_logprobs_[p] = static_cast<float*>(MappedHostPointer(pinned_logprobs_[p]));
   }
   for (Events& e : events_) {
     CheckCuda(cudaEventCreate(&e.start), "cudaEventCreate");
@@ -271,8 +273,17 @@ void CudaRunner::CaptureGraphs() {
 
 void CudaRunner::CopyRows(const RowOutputs& rows, int64_t count, int64_t offset,
                               int parity) {
-  pinned_tokens_[parity].narrow(0, offset, count).copy_(rows.tokens.narrow(0, 0, count), true);
-  pinned_logprobs_[parity].narrow(0, offset, count).copy_(rows.logprobs.narrow(0, 0, count), true);
+  const at::Tensor tokens = rows.tokens.narrow(0, 0, count);
+  const at::Tensor logprobs = rows.logprobs.narrow(0, 0, count);
+  if (mapped_tokens_[parity] != nullptr && mapped_logprobs_[parity] != nullptr &&
+      tokens.is_contiguous() && logprobs.is_contiguous() &&
+      logprobs.scalar_type() == at::kFloat) {
+    PublishRows(tokens, logprobs, mapped_tokens_[parity] + offset,
+                mapped_logprobs_[parity] + offset);
+    return;
+  }
+  pinned_tokens_[parity].narrow(0, offset, count).copy_(tokens, true);
+  pinned_logprobs_[parity].narrow(0, offset, count).copy_(logprobs, true);
 }
 
 bool CudaRunner::SetDecodeSlots(const StepPlan& plan, int64_t bucket, int parity) {

@@ -138,6 +138,8 @@ class CudaRunner : public ModelRunner {
   double MixedExtraSeconds(const std::vector<PrefillItem>& items, int64_t bucket,
                            at::cuda::CUDAGraph& decode, std::vector<double>* decode_seconds);
   int64_t BucketFor(int64_t rows) const;
+  // Rows [0, count) of a step's outputs into the parity's pinned buffers at
+  // `offset`: one kernel (PublishRows) where they are mapped, else two copies.
   void CopyRows(const RowOutputs& rows, int64_t count, int64_t offset, int parity);
 
   ModelDescription description_;
@@ -157,6 +159,10 @@ class CudaRunner : public ModelRunner {
   std::array<at::Tensor, 2> pinned_slots_;     // int64 [max bucket]
   std::array<at::Tensor, 2> pinned_tokens_;    // int64 [2 * (num_slots + 1)]
   std::array<at::Tensor, 2> pinned_logprobs_;  // float32
+  // Their device pointers (null: not mapped, CopyRows copies): each step's
+  // tokens and log-probabilities are written there by a kernel.
+  std::array<int64_t*, 2> mapped_tokens_{};
+  std::array<float*, 2> mapped_logprobs_{};
   std::array<Events, 4> events_;               // ring indexed by step % 4
   std::vector<int64_t> current_slots_;         // what slots_ holds now
   std::map<std::pair<int64_t, bool>, std::unique_ptr<DecodeGraph>> graphs_;

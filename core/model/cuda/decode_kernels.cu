@@ -303,6 +303,18 @@ __global__ void AdvanceSlotsKernel(SlotStatePointers state, const int64_t* __res
   state.rng_offset[slot] += 1;
 }
 
+// Thread r publishes row r (see LaunchPublishRows).
+__global__ void PublishRowsKernel(const int64_t* __restrict__ tokens,
+                                  const float* __restrict__ logprobs, int count,
+                                  int64_t* host_tokens, float* host_logprobs) {
+  kernel::AllowNextKernel();
+  kernel::WaitForPreviousKernel();  // the step's tokens
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= count) return;
+  host_tokens[r] = tokens[r];
+  host_logprobs[r] = logprobs[r];
+}
+
 __global__ void SetPrefilledSlotsKernel(SlotStatePointers state, SlotParamsPointers params,
                                         PrefilledRows rows, int count) {
   kernel::AllowNextKernel();
@@ -442,6 +454,15 @@ cudaError_t LaunchLayerNorm(KernelDType dtype, void* x, const void* residual,
     if (per_thread <= 8) return launch(RowLayerNormKernel<T, 8>);
     return cudaErrorInvalidValue;
   });
+}
+
+cudaError_t LaunchPublishRows(const int64_t* tokens, const float* logprobs, int count,
+                              int64_t* host_tokens, float* host_logprobs, cudaStream_t stream) {
+  if (count <= 0) return cudaErrorInvalidValue;
+  const int threads = 128;
+  return kernel::LaunchOverlapped(PublishRowsKernel, dim3((count + threads - 1) / threads),
+                                  dim3(threads), 0, stream, tokens, logprobs, count, host_tokens,
+                                  host_logprobs);
 }
 
 cudaError_t LaunchAdvanceSlots(const SlotStatePointers& state, const int64_t* slots,

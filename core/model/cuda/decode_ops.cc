@@ -303,6 +303,28 @@ CausalLm::SlotDecode GreedyDecode(const at::Tensor& raw_logits, bool convert) {
   return out;
 }
 
+void* MappedHostPointer(const at::Tensor& pinned) {
+  void* device = nullptr;
+  if (cudaHostGetDevicePointer(&device, pinned.data_ptr(), 0) != cudaSuccess) {
+    (void)cudaGetLastError();  // not mapped: the caller copies instead
+    return nullptr;
+  }
+  return device;
+}
+
+void PublishRows(const at::Tensor& tokens, const at::Tensor& logprobs, int64_t* host_tokens,
+                 float* host_logprobs) {
+  if (tokens.scalar_type() != at::kLong || logprobs.scalar_type() != at::kFloat ||
+      !tokens.is_contiguous() || !logprobs.is_contiguous() ||
+      tokens.numel() != logprobs.numel()) {
+    throw std::invalid_argument("PublishRows: int64 tokens and float32 log-probabilities");
+  }
+  CheckCuda(LaunchPublishRows(tokens.data_ptr<int64_t>(), logprobs.data_ptr<float>(),
+                              static_cast<int>(tokens.numel()), host_tokens, host_logprobs,
+                              CurrentStream()),
+            "PublishRows");
+}
+
 void SetPrefilledSlots(SlotState* state, int64_t padding_slot, const at::Tensor& slots,
                        const at::Tensor& positions, const at::Tensor& tokens,
                        const SamplingTensors& rows) {

@@ -149,6 +149,16 @@ std::pair<at::Tensor, at::Tensor> GreedyTokens(const at::Tensor& logits);
 // given (a greedy step, whose logits nobody reads: no [B, V] float32 write).
 CausalLm::SlotDecode GreedyDecode(const at::Tensor& logits, bool convert = true);
 
+// The device pointer of pinned host memory (a pinned_memory tensor's), for
+// PublishRows, or null where the device cannot write it directly.
+void* MappedHostPointer(const at::Tensor& pinned);
+// Writes tokens [R] int64 and logprobs [R] float32 (contiguous) into pinned
+// host memory through its device pointers (MappedHostPointer) with one kernel
+// (LaunchPublishRows) instead of two copies; they are the host's to read
+// once the stream reaches this point.
+void PublishRows(const at::Tensor& tokens, const at::Tensor& logprobs, int64_t* host_tokens,
+                 float* host_logprobs);
+
 // Advances the state of `slots` [B] by one step after `tokens` [B] were
 // sampled for them (see LaunchAdvanceSlots).
 void AdvanceSlots(const SlotStatePointers& state, const at::Tensor& slots,
