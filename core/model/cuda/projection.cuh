@@ -198,6 +198,21 @@ __device__ __forceinline__ void WarpRowStats(const uint4 (&row)[kChunk], int K, 
   rstd = rsqrtf(WarpSum(squares) / K + eps);
 }
 
+// The LayerNorm of chunk c of a held row (LoadHeldRow) before its rounding
+// to T: store(i, (x_i - mean) * rstd * weight_i + bias_i) for the lane's kVec
+// elements i, in order.
+template <typename T, typename Store>
+__device__ __forceinline__ void NormalizeHeld(const NormChunk& norm, const uint4 (&row)[kChunk],
+                                              int c, float mean, float rstd, Store&& store) {
+  constexpr int kVec = Vec16<T>::kSize;
+  float gamma[kVec], beta[kVec], v[kVec];
+  Unpack<T>(norm.gamma[c], gamma);
+  Unpack<T>(norm.beta[c], beta);
+  Unpack<T>(row[c], v);
+#pragma unroll
+  for (int i = 0; i < kVec; ++i) store(i, (v[i] - mean) * rstd * gamma[i] + beta[i]);
+}
+
 // WarpDotRows<T, 1, true> for K <= kOneChunkK<T> and kCols weight rows at
 // once (chunks[j]: row j's LoadFirstChunk), with the LayerNorm weight and
 // bias in registers (`norm`, LoadNormChunk) instead of read from memory, and
@@ -223,12 +238,8 @@ __device__ __forceinline__ void WarpNormDotRows(const uint4 (&chunks)[kCols][kCh
 #pragma unroll
   for (int c = 0; c < kChunk; ++c) {
     if (first + c * 32 * kVec >= K) break;
-    float gamma[kVec], beta[kVec], v[kVec];
-    Unpack<T>(norm.gamma[c], gamma);
-    Unpack<T>(norm.beta[c], beta);
-    Unpack<T>(row[c], v);
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) v[i] = Round<T>((v[i] - mean) * rstd * gamma[i] + beta[i]);
+    float v[kVec];
+    NormalizeHeld<T>(norm, row, c, mean, rstd, [&](int i, float y) { v[i] = Round<T>(y); });
 #pragma unroll
     for (int j = 0; j < kCols; ++j) {
       float w[kVec];
@@ -257,15 +268,9 @@ __device__ __forceinline__ void WarpNormRow(const NormChunk& norm, const T* x, i
 #pragma unroll
   for (int c = 0; c < kChunk; ++c) {
     if (first + c * 32 * kVec >= K) break;
-    float gamma[kVec], beta[kVec], v[kVec];
-    Unpack<T>(norm.gamma[c], gamma);
-    Unpack<T>(norm.beta[c], beta);
-    Unpack<T>(normed[c], v);
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) v[i] = (v[i] - mean) * rstd * gamma[i] + beta[i];
     alignas(16) T packed[kVec];
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) packed[i] = FromFloat<T>(v[i]);
+    NormalizeHeld<T>(norm, normed, c, mean, rstd,
+                     [&](int i, float y) { packed[i] = FromFloat<T>(y); });
     normed[c] = *reinterpret_cast<const uint4*>(packed);
   }
 }
