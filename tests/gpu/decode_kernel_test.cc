@@ -492,12 +492,18 @@ TEST(DecodeKernelTest, RowHeadMatchesTheLayerNormLmHeadAndGreedyKernels) {
         ASSERT_TRUE(RowHeadFolds(x)) << where;
         const at::Tensor want_logits = LmHeadLogits(LayerNorm(x, norm), head);
         const auto [want_tokens, want_logprobs] = GreedyTokens(want_logits);
+        std::vector<CausalLm::SlotDecode> outs;  // kept: each round writes fresh memory
         for (int round = 0; round < 2; ++round) {
-          const CausalLm::SlotDecode out = NormRowHead(x, norm, head, /*greedy=*/true, workspace);
+          // Parts that a merge reading stale ones would pick: NaN maxima.
+          workspace.narrow(0, 16, workspace.numel() - 16).fill_(255);
+          outs.push_back(NormRowHead(x, norm, head, /*greedy=*/true, workspace));
+          const CausalLm::SlotDecode& out = outs.back();
           EXPECT_TRUE(out.logits.equal(want_logits)) << where << " round " << round;
           EXPECT_TRUE(out.tokens.equal(want_tokens))
               << where << " round " << round << ": " << out.tokens.cpu() << want_tokens.cpu();
           EXPECT_TRUE(at::allclose(out.logprobs, want_logprobs, 1e-5, 1e-5)) << where;
+          // The ticket is back at 0 for the next launch.
+          EXPECT_EQ(workspace.narrow(0, 0, 4).cpu().nonzero().numel(), 0) << where;
         }
         const CausalLm::SlotDecode logits_only =
             NormRowHead(x, norm, head, /*greedy=*/false, workspace);
@@ -570,6 +576,13 @@ TEST(DecodeKernelTest, RowHeadGreedyMatchesAtenOnHardRows) {
                 cudaSuccess);
       const std::string where = std::string(c10::toString(dtype)) + " row " + std::to_string(row);
       EXPECT_TRUE(at::allclose(logits.cpu(), want, 0, 0, /*equal_nan=*/true)) << where;
+      // The same kernel without the greedy choice (logits only).
+      at::Tensor plain = at::empty_like(logits);
+      ASSERT_EQ(LaunchRowLmHead(KernelDTypeOf(dtype), typed_x.data_ptr(), RowLmHeadNorm{},
+                                typed_head.data_ptr(), plain.data_ptr<float>(), K, vocab,
+                                RowLmHeadGreedy{}, nullptr),
+                cudaSuccess);
+      EXPECT_TRUE(at::allclose(plain.cpu(), want, 0, 0, /*equal_nan=*/true)) << where;
       EXPECT_EQ(tokens.cpu().item<int64_t>(), want.argmax(1).item<int64_t>()) << where;
       EXPECT_TRUE(at::allclose(logprobs.cpu(), AtenGreedyLogprobs(want), 1e-5, 1e-5,
                                /*equal_nan=*/true))
@@ -578,6 +591,27 @@ TEST(DecodeKernelTest, RowHeadGreedyMatchesAtenOnHardRows) {
       if (row < 4) EXPECT_EQ(tokens.cpu().item<int64_t>(), expected[row]) << where;
     }
   }
+}
+
+// PublishRows writes a step's tokens and log-probabilities into pinned host
+// memory through its device pointers, at an offset, as the copies did.
+TEST(DecodeKernelTest, PublishRowsWritesPinnedHostMemory) {
+  c10::InferenceMode inference_mode;
+  const at::Tensor host_tokens = PinnedBuffer(8, at::kLong);
+  const at::Tensor host_logprobs = PinnedBuffer(8, at::kFloat);
+  auto* mapped_tokens = static_cast<int64_t*>(MappedHostPointer(host_tokens));
+  auto* mapped_logprobs = static_cast<float*>(MappedHostPointer(host_logprobs));
+  ASSERT_NE(mapped_tokens, nullptr);
+  ASSERT_NE(mapped_logprobs, nullptr);
+  const at::Tensor tokens = at::arange(101, 106, at::TensorOptions().dtype(at::kLong));
+  const at::Tensor logprobs = -at::arange(1, 6, at::TensorOptions().dtype(at::kFloat)) / 8;
+  PublishRows(tokens.to(at::kCUDA), logprobs.to(at::kCUDA), mapped_tokens + 2,
+              mapped_logprobs + 2);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_TRUE(host_tokens.narrow(0, 2, 5).equal(tokens)) << host_tokens;
+  EXPECT_TRUE(host_logprobs.narrow(0, 2, 5).equal(logprobs)) << host_logprobs;
+  EXPECT_EQ(host_tokens[1].item<int64_t>(), 0);  // the rows around them untouched
+  EXPECT_EQ(host_tokens[7].item<int64_t>(), 0);
 }
 
 }  // namespace

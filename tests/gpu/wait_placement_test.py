@@ -37,10 +37,10 @@ FAMILIES = ("GemvKernel", "FusedLinearKernel", "RowLmHeadKernel", "LmHeadKernel"
 GEMV_SHAPE = re.compile(r"GemvShapeILi(\d+)ELi(\d+)ELi(\d+)ELb[01]EE")
 CHUNK = 4  # kChunk (projection.cuh): the vectors a lane loads of each weight row
 NORM_CHUNK_LOADS = 2 * CHUNK  # LayerNorm weight and bias, kChunk vectors each
-# FusedLinearKernel<T, kRows, kNorm, kEpilogue, kNormInRegisters, kWarpCols>'s template
-# arguments.
 # RowLmHeadKernel<T, kNorm, kGreedy>'s template arguments.
 ROW_LM_HEAD = re.compile(r"RowLmHeadKernelI(\w+?)Lb([01])ELb([01])EE")
+# FusedLinearKernel<T, kRows, kNorm, kEpilogue, kNormInRegisters, kWarpCols>'s template
+# arguments.
 FUSED_LINEAR = re.compile(
     r"FusedLinearKernelI(\w+?)Li(\d+)ELb([01])ELNS_14LinearEpilogueE(\d+)ELb([01])ELi(\d+)EE")
 

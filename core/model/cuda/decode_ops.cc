@@ -234,13 +234,28 @@ bool RowHeadFolds(const at::Tensor& x) {
 }
 
 at::Tensor RowHeadWorkspace(const at::Device& device) {
-  return at::zeros({RowLmHeadWorkspaceBytes()}, at::TensorOptions().dtype(at::kByte).device(device));
+  return at::zeros({RowLmHeadWorkspaceBytes()},
+                   at::TensorOptions().dtype(at::kByte).device(device));
 }
 
 CausalLm::SlotDecode NormRowHead(const at::Tensor& x, const FusedNorm& norm,
                                  const at::Tensor& head, bool greedy,
                                  const at::Tensor& workspace) {
   if (!RowHeadFolds(x)) throw std::invalid_argument("NormRowHead: not one row it folds");
+  const int64_t K = x.size(1);
+  for (const at::Tensor* t : {&head, &norm.weight, &norm.bias}) {
+    if (t->scalar_type() != x.scalar_type() || t->device() != x.device()) {
+      throw std::invalid_argument("NormRowHead: head and norm must be x's dtype and device");
+    }
+  }
+  if (head.dim() != 2 || head.size(1) != K || norm.weight.numel() != K ||
+      norm.bias.numel() != K) {
+    throw std::invalid_argument("NormRowHead: head [V, K] and norm [K] for x [1, K]");
+  }
+  if (greedy &&
+      (workspace.numel() < RowLmHeadWorkspaceBytes() || workspace.device() != x.device())) {
+    throw std::invalid_argument("NormRowHead: a RowHeadWorkspace on x's device");
+  }
   CheckVectorLoads({&x, &head, &norm.weight, &norm.bias}, "row LM head");
   const at::TensorOptions options = x.options();
   CausalLm::SlotDecode out{at::empty({1, head.size(0)}, options.dtype(at::kFloat))};
@@ -255,7 +270,7 @@ CausalLm::SlotDecode NormRowHead(const at::Tensor& x, const FusedNorm& norm,
                                static_cast<float>(norm.eps)};
   CheckCuda(LaunchRowLmHead(KernelDTypeOf(x.scalar_type()), x.data_ptr(), row_norm,
                             head.data_ptr(), out.logits.data_ptr<float>(),
-                            static_cast<int>(x.size(1)), static_cast<int>(head.size(0)), choice,
+                            static_cast<int>(K), static_cast<int>(head.size(0)), choice,
                             CurrentStream()),
             "row LM head");
   return out;

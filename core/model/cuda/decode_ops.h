@@ -122,7 +122,8 @@ at::Tensor LmHeadLogits(const at::Tensor& x, const at::Tensor& weight_nk);
 // RowHeadFolds) and head [V, K]: logits [1, V] float32, the bits of
 // LmHeadLogits(LayerNorm(x, norm), head), and with `greedy` GreedyDecode's
 // tokens [1] and log-probabilities [1] of them. workspace: RowHeadWorkspace's
-// tensor, one launch at a time (a decoder's steps are ordered).
+// tensor; with `greedy`, one launch at a time may use it (the kernel's
+// ticket and block parts): give each stream that may run one its own.
 bool RowHeadFolds(const at::Tensor& x);
 at::Tensor RowHeadWorkspace(const at::Device& device);
 CausalLm::SlotDecode NormRowHead(const at::Tensor& x, const FusedNorm& norm,
@@ -154,8 +155,8 @@ CausalLm::SlotDecode GreedyDecode(const at::Tensor& logits, bool convert = true)
 void* MappedHostPointer(const at::Tensor& pinned);
 // Writes tokens [R] int64 and logprobs [R] float32 (contiguous) into pinned
 // host memory through its device pointers (MappedHostPointer) with one kernel
-// (LaunchPublishRows) instead of two copies; they are the host's to read
-// once the stream reaches this point.
+// (LaunchPublishRows) instead of two copies; the host may read them once it
+// has synchronized with an event recorded after this call on the stream.
 void PublishRows(const at::Tensor& tokens, const at::Tensor& logprobs, int64_t* host_tokens,
                  float* host_logprobs);
 

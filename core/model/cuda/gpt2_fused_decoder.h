@@ -127,8 +127,9 @@ class Gpt2FusedDecoder : public CausalLm {
 
   // The step: the embedding kernel, the layers, the final LayerNorm and the
   // LM head (and the greedy kernel), the last three one kernel at one row
-  // (NormRowHead). `tokens` and `positions` are per row [B], or per slot [S]
-  // when `by_slot`.
+  // where RowHeadFolds (n_embd up to 1,024 in fp16 / bf16, 512 in fp32: not
+  // GPT-2 large or XL) (NormRowHead). `tokens` and `positions` are per row
+  // [B], or per slot [S] when `by_slot`.
   SlotDecode Step(const at::Tensor& slots, const at::Tensor& tokens,
                   const at::Tensor& positions, bool by_slot, bool greedy, KvCache* cache) const;
   // Layer i on the fused kernels (up to kMaxGpt2FusedRows rows, or with
@@ -179,8 +180,11 @@ class Gpt2FusedDecoder : public CausalLm {
   std::unique_ptr<SideStream> side_;
   // Where a step's second half of rows runs its layers (UsesHalves).
   std::unique_ptr<SideStream> halves_;
-  // The one-row head's (NormRowHead) block parts and ticket: the device's,
-  // written only by the kernel, one step at a time (steps are ordered).
+  // The one-row head's (NormRowHead) block parts and ticket, written only by
+  // its kernel. One launch at a time: only Step reaches it, for one-row
+  // batches (eager, or the bucket-1 graph), and CudaRunner orders its steps
+  // (each waits for the previous one's end event); mixed steps and halves
+  // take BatchedHead.
   at::Tensor head_workspace_;
 };
 

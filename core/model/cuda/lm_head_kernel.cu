@@ -26,8 +26,10 @@ constexpr int kGreedyBlocks = 8;  // per row at most: a cluster
 // cap of 40, the bf16 kernel spilled).
 constexpr int kGreedyBlocksPerSm = 2;
 constexpr int kNoIndex = INT_MAX;  // a thread or warp that saw no logit
-// RowLmHeadKernel's workspace: the ticket (unsigned), then the blocks' parts.
+// RowLmHeadKernel's workspace: the ticket (unsigned), then the blocks' parts,
+// at most kRowLmHeadBlocksPerSm blocks a multiprocessor (2,048 threads).
 constexpr int64_t kRowLmHeadPartsOffset = 16;
+constexpr int kRowLmHeadBlocksPerSm = 2048 / (kLinearWarps * 32);
 
 // Whether candidate (value, index) beats the current (best, best_index) for
 // argmax as torch.argmax defines it: NaN is the maximum, ties go to the first
@@ -420,10 +422,10 @@ RowLmHeadKernel(const T* __restrict__ x, RowLmHeadNorm norm, const T* __restrict
       parts[blockIdx.x] = block;
       __threadfence();  // the part, visible before the ticket says so
       last_block = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;
+      __threadfence();  // every other block's part, as their tickets say
     }
-    __syncthreads();
+    __syncthreads();  // the block's reads below come after thread 0's fence
     if (!last_block) return;
-    __threadfence();  // every other block's part, as their tickets say
     // Thread t merges parts t, t + blockDim.x, ... (L2 reads: other blocks
     // wrote them), then the warp's lanes and the block's warps merge in a
     // fixed order (the one-block merge took 65 us where one thread read the
@@ -445,7 +447,8 @@ RowLmHeadKernel(const T* __restrict__ x, RowLmHeadNorm norm, const T* __restrict
 }
 
 // The grid of RowLmHeadKernel<T, kNorm, kGreedy>: one wave (its occupancy on
-// every multiprocessor), or fewer blocks where N has fewer columns.
+// every multiprocessor, at most kRowLmHeadBlocksPerSm: the workspace's
+// parts), or fewer blocks where N has fewer columns.
 template <typename T, bool kNorm, bool kGreedy>
 int RowLmHeadBlocks(int N) {
   static const int resident = [] {
@@ -454,7 +457,8 @@ int RowLmHeadBlocks(int N) {
             &per_sm, RowLmHeadKernel<T, kNorm, kGreedy>, kLinearWarps * 32, 0) != cudaSuccess) {
       per_sm = 1;
     }
-    return (per_sm > 0 ? per_sm : 1) * kernel::MultiprocessorCount();
+    per_sm = per_sm < 1 ? 1 : per_sm > kRowLmHeadBlocksPerSm ? kRowLmHeadBlocksPerSm : per_sm;
+    return per_sm * kernel::MultiprocessorCount();
   }();
   const int needed = (N + kLinearWarps - 1) / kLinearWarps;
   return needed < resident ? needed : resident;
@@ -494,8 +498,8 @@ cudaError_t LaunchLmHead(KernelDType dtype, const void* x, const void* weight, f
 }
 
 int64_t RowLmHeadWorkspaceBytes() {
-  // At most 2,048 threads a multiprocessor: 8 blocks of kLinearWarps warps.
-  const int64_t blocks = 2048 / (kLinearWarps * 32) * kernel::MultiprocessorCount();
+  const int64_t blocks =
+      static_cast<int64_t>(kRowLmHeadBlocksPerSm) * kernel::MultiprocessorCount();
   return kRowLmHeadPartsOffset + blocks * static_cast<int64_t>(sizeof(GreedyPart));
 }
 
