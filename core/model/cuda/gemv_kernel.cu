@@ -284,16 +284,10 @@ cudaError_t LaunchShape(const void* x, const void* norm_weight, float eps, const
   // SwiGLU (gate/up) keeps the looping kernel: no measured shape takes a
   // block per group beyond one wave there, and no test runs it.
   if constexpr (kEpilogue != LinearEpilogue::kSwiGlu) {
-    static const int resident = [] {  // the looping kernel's blocks in one wave
-      int per_sm = 0;
-      if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-              &per_sm, GemvKernel<T, Shape, kInput, kEpilogue>, Shape::kThreads, 0) !=
-          cudaSuccess) {
-        cudaGetLastError();  // cleared, so a later launch check does not report it
-        per_sm = 1;
-      }
-      return per_sm * kernel::MultiprocessorCount();
-    }();
+    static const int resident =  // the looping kernel's blocks in one wave
+        kernel::ResidentBlocksPerMultiprocessor(GemvKernel<T, Shape, kInput, kEpilogue>,
+                                                Shape::kThreads) *
+        kernel::MultiprocessorCount();
     if (blocks == groups && blocks > resident) {
       using OneGroup = GemvShape<Shape::kThreads, Shape::kCols, Shape::kUnroll, true>;
       return launch(GemvKernel<T, OneGroup, kInput, kEpilogue>);

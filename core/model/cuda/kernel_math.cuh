@@ -201,6 +201,21 @@ inline int MultiprocessorCount() {
   return count;
 }
 
+// How many blocks of `threads` threads of `kernel` one multiprocessor holds
+// at once (at least 1; a failed query counts 1 and is cleared, so that a
+// later launch check does not report it). Queries no stream, so it may run
+// under CUDA graph capture; callers keep the answer per kernel.
+template <typename... Params>
+int ResidentBlocksPerMultiprocessor(void (*kernel)(Params...), int threads) {
+  int per_sm = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) !=
+      cudaSuccess) {
+    (void)cudaGetLastError();
+    per_sm = 1;
+  }
+  return per_sm > 0 ? per_sm : 1;
+}
+
 // Launches `kernel` with programmatic stream serialization allowed (see
 // above) when `overlap`, else as a plain launch, which starts only after all
 // earlier work in the stream has finished and its writes are visible. Works

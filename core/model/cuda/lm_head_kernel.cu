@@ -172,6 +172,13 @@ struct GreedyPart {
   __device__ float LogProb() const { return best - best - logf(sum); }
 };
 
+// parts[0, count) merged in index order (one thread: a block's warps').
+__device__ __forceinline__ GreedyPart MergedInOrder(const GreedyPart* parts, int count) {
+  GreedyPart merged = parts[0];
+  for (int i = 1; i < count; ++i) merged.Merge(parts[i]);
+  return merged;
+}
+
 // The warp's parts merged into every lane's (shuffles, a fixed pattern).
 __device__ __forceinline__ GreedyPart WarpMerged(GreedyPart mine) {
   for (int offset = 16; offset > 0; offset >>= 1) {
@@ -316,9 +323,7 @@ GreedyTokensKernel(const T* __restrict__ logits, int vocab, int64_t row_stride,
   if (lane == 0) warp_parts[warp] = mine;
   __syncthreads();
   if (tid == 0) {
-    GreedyPart merged = warp_parts[0];
-    for (int w = 1; w < kGreedyThreads / 32; ++w) merged.Merge(warp_parts[w]);
-    part = merged;
+    part = MergedInOrder(warp_parts, kGreedyThreads / 32);
   }
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();  // every block's part is written
@@ -417,9 +422,7 @@ RowLmHeadKernel(const T* __restrict__ x, RowLmHeadNorm norm, const T* __restrict
     }
     __syncthreads();
     if (threadIdx.x == 0) {
-      GreedyPart block = warp_parts[0];
-      for (int w = 1; w < kLinearWarps; ++w) block.Merge(warp_parts[w]);
-      parts[blockIdx.x] = block;
+      parts[blockIdx.x] = MergedInOrder(warp_parts, kLinearWarps);
       __threadfence();  // the part, visible before the ticket says so
       last_block = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;
       __threadfence();  // every other block's part, as their tickets say
@@ -438,8 +441,7 @@ RowLmHeadKernel(const T* __restrict__ x, RowLmHeadNorm norm, const T* __restrict
     if (lane == 0) warp_parts[warp] = mine;  // thread 0 read them before the barrier
     __syncthreads();
     if (threadIdx.x == 0) {
-      GreedyPart row = warp_parts[0];
-      for (int w = 1; w < kLinearWarps; ++w) row.Merge(warp_parts[w]);
+      const GreedyPart row = MergedInOrder(warp_parts, kLinearWarps);
       greedy.tokens[0] = row.Token();
       greedy.logprobs[0] = row.LogProb();
     }
@@ -452,13 +454,10 @@ RowLmHeadKernel(const T* __restrict__ x, RowLmHeadNorm norm, const T* __restrict
 template <typename T, bool kNorm, bool kGreedy>
 int RowLmHeadBlocks(int N) {
   static const int resident = [] {
-    int per_sm = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_sm, RowLmHeadKernel<T, kNorm, kGreedy>, kLinearWarps * 32, 0) != cudaSuccess) {
-      per_sm = 1;
-    }
-    per_sm = per_sm < 1 ? 1 : per_sm > kRowLmHeadBlocksPerSm ? kRowLmHeadBlocksPerSm : per_sm;
-    return per_sm * kernel::MultiprocessorCount();
+    const int per_sm = kernel::ResidentBlocksPerMultiprocessor(
+        RowLmHeadKernel<T, kNorm, kGreedy>, kLinearWarps * 32);
+    return (per_sm < kRowLmHeadBlocksPerSm ? per_sm : kRowLmHeadBlocksPerSm) *
+           kernel::MultiprocessorCount();
   }();
   const int needed = (N + kLinearWarps - 1) / kLinearWarps;
   return needed < resident ? needed : resident;
