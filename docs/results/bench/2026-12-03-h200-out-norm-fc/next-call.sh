@@ -17,4 +17,10 @@ TEST_TIMEOUT=120 timeout 330 bash scripts/gpu-session.sh test
 echo "== t=$(( $(date +%s) - t0 ))"
 BUILD_TARGET=tandem-bench BENCH_BATCHES=1,2,64,256 timeout 240 bash scripts/gpu-session.sh bench prevbench
 echo "== t=$(( $(date +%s) - t0 ))"
+# With one barrier a split costs less: the positions a split takes before the next, again
+# (prepared-split-positions-switch.diff, temporary: TANDEM_EXPERIMENT=spN; none = 128).
+git apply docs/results/bench/2026-12-03-h200-out-norm-fc/prepared-split-positions-switch.diff || exit 1
+BUILD_TARGET=tandem-bench AB_VARIANTS="none sp64 sp256 sp1024" AB_ARCHES=gpt2 AB_BATCHES=1 AB_ROUNDS=2 \
+  timeout 150 bash scripts/gpu-session.sh ab | grep -v "build ok"
+echo "== t=$(( $(date +%s) - t0 ))"
 cd $OUT && tar czf /tmp/all.tgz --exclude='*.ncu-rep' . && find . -mindepth 1 -delete && mv /tmp/all.tgz . ; ls
