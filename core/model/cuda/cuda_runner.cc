@@ -276,8 +276,7 @@ void CudaRunner::CopyRows(const RowOutputs& rows, int64_t count, int64_t offset,
   const at::Tensor tokens = rows.tokens.narrow(0, 0, count);
   const at::Tensor logprobs = rows.logprobs.narrow(0, 0, count);
   if (mapped_tokens_[parity] != nullptr && mapped_logprobs_[parity] != nullptr &&
-      tokens.is_contiguous() && logprobs.is_contiguous() &&
-      tokens.scalar_type() == at::kLong && logprobs.scalar_type() == at::kFloat) {
+      PublishRowsTakes(tokens, logprobs)) {
     PublishRows(tokens, logprobs, mapped_tokens_[parity] + offset,
                 mapped_logprobs_[parity] + offset);
     return;

@@ -327,11 +327,15 @@ void* MappedHostPointer(const at::Tensor& pinned) {
   return device;
 }
 
+bool PublishRowsTakes(const at::Tensor& tokens, const at::Tensor& logprobs) {
+  return tokens.scalar_type() == at::kLong && logprobs.scalar_type() == at::kFloat &&
+         tokens.is_contiguous() && logprobs.is_contiguous() &&
+         tokens.numel() == logprobs.numel();
+}
+
 void PublishRows(const at::Tensor& tokens, const at::Tensor& logprobs, int64_t* host_tokens,
                  float* host_logprobs) {
-  if (tokens.scalar_type() != at::kLong || logprobs.scalar_type() != at::kFloat ||
-      !tokens.is_contiguous() || !logprobs.is_contiguous() ||
-      tokens.numel() != logprobs.numel()) {
+  if (!PublishRowsTakes(tokens, logprobs)) {
     throw std::invalid_argument("PublishRows: int64 tokens and float32 log-probabilities");
   }
   CheckCuda(LaunchPublishRows(tokens.data_ptr<int64_t>(), logprobs.data_ptr<float>(),

@@ -153,7 +153,10 @@ CausalLm::SlotDecode GreedyDecode(const at::Tensor& logits, bool convert = true)
 // The device pointer of pinned host memory (a pinned_memory tensor's), for
 // PublishRows, or null where the device cannot write it directly.
 void* MappedHostPointer(const at::Tensor& pinned);
-// Writes tokens [R] int64 and logprobs [R] float32 (contiguous) into pinned
+// Whether PublishRows takes these outputs: int64 tokens and float32
+// log-probabilities, contiguous, of one length (else copy them).
+bool PublishRowsTakes(const at::Tensor& tokens, const at::Tensor& logprobs);
+// Writes tokens [R] int64 and logprobs [R] float32 (PublishRowsTakes) into pinned
 // host memory through its device pointers (MappedHostPointer) with one kernel
 // (LaunchPublishRows) instead of two copies; the host may read them once it
 // has synchronized with an event recorded after this call on the stream.
