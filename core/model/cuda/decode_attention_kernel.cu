@@ -49,6 +49,24 @@ __device__ void RotateQueryAndKey(const T* q, const T* new_key, const DecodeRota
   key_out[i + half] = FromFloat<T>(Round<T>(kb * c) + Round<T>(ka * s));
 }
 
+constexpr int kMaxSplits = 8;  // a cluster's blocks (the portable cluster size)
+
+// The cluster barrier in two halves (every thread of the block calls each:
+// .aligned): arrive, with kRelease releasing the thread's earlier writes
+// (distributed shared memory included); wait returns once every thread of
+// the cluster has arrived at the phase, acquiring the released writes.
+template <bool kRelease>
+__device__ __forceinline__ void ClusterArrive() {
+  if constexpr (kRelease) {
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+  } else {
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+  }
+}
+__device__ __forceinline__ void ClusterWait() {
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
 // A thread's online softmax over its positions, in log2 units (the query
 // carries scale x log2 e): the largest score, the sum of 2^(score - top) and
 // the values weighted by it, for its kVec dims of the head.
@@ -151,8 +169,15 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   static_assert(kLanes <= 32 && 32 % kLanes == 0, "a position's lanes share a warp");
   __shared__ float query[kHeadDim];
   __shared__ float warp_max[kWarps], warp_sum[kWarps], warp_acc[kWarps][kHeadDim];
-  __shared__ float part_max, part_sum, part_acc[kHeadDim];  // read by the cluster's first block
+  // The cluster's parts, in its first block's shared memory: split r writes row r.
+  __shared__ float part_max[kMaxSplits], part_sum[kMaxSplits], part_acc[kMaxSplits][kHeadDim];
   kernel::AllowNextKernel();
+  // Clustered launches: the barrier's first phase says every block has
+  // started (so its shared memory may be written by the others); each
+  // block waits for it only before it writes another's, or before it exits.
+  // (kSpeculate kernels are launched without clusters: none of this.)
+  const bool clustered = !kSpeculate && gridDim.z > 1;
+  if (clustered) ClusterArrive</*kRelease=*/false>();
   const int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int kv_head = heads == kv_heads ? h : h / (heads / kv_heads);
@@ -191,10 +216,12 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   int splits = gridDim.z;
   while (splits > 1 && (splits >> 1) * split_positions >= length) splits >>= 1;
   if (split >= splits) {
-    if (splits > 1) {
-      cg::cluster_group cluster = cg::this_cluster();
-      cluster.sync();
-      cluster.sync();
+    if (clustered) {
+      ClusterWait();
+      if (splits > 1) {  // the merge's phase (see below)
+        ClusterArrive<true>();
+        ClusterWait();
+      }
     }
     return;
   }
@@ -331,28 +358,34 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
     }
     if (splits == 1) output[tid] = FromFloat<T>(value / block_sum);
   }
-  if (splits == 1) return;
-  if (tid < kHeadDim) part_acc[tid] = value;
-  if (tid == 0) {
-    part_max = block_top;
-    part_sum = block_sum;
+  if (kSpeculate || splits == 1) {
+    if (clustered) ClusterWait();
+    return;
   }
+  // Each block writes its part into the first block's shared memory
+  // (distributed shared memory), then one barrier phase: after it the first
+  // block merges from its own shared memory and the others may exit, since
+  // nothing reads theirs (the parts used to be read from each block's own,
+  // between two barriers).
   cg::cluster_group cluster = cg::this_cluster();
-  cluster.sync();  // every block's part is written
-  if (split == 0 && tid < kHeadDim) {
-    float row_top = -FLT_MAX;
-    for (int r = 0; r < splits; ++r) {
-      row_top = fmaxf(row_top, *cluster.map_shared_rank(&part_max, r));
-    }
-    float total = 0.0f, merged = 0.0f;
-    for (int r = 0; r < splits; ++r) {
-      const float weight = kernel::Exp2(*cluster.map_shared_rank(&part_max, r) - row_top);
-      total += *cluster.map_shared_rank(&part_sum, r) * weight;
-      merged += cluster.map_shared_rank(part_acc, r)[tid] * weight;
-    }
-    output[tid] = FromFloat<T>(merged / total);
+  ClusterWait();  // every block has started
+  if (tid < kHeadDim) cluster.map_shared_rank(part_acc[split], 0)[tid] = value;
+  if (tid == 0) {
+    *cluster.map_shared_rank(&part_max[split], 0) = block_top;
+    *cluster.map_shared_rank(&part_sum[split], 0) = block_sum;
   }
-  cluster.sync();  // no block exits while the first one reads its shared memory
+  ClusterArrive<true>();
+  ClusterWait();  // every block's part is written
+  if (split != 0 || tid >= kHeadDim) return;
+  float row_top = -FLT_MAX;
+  for (int r = 0; r < splits; ++r) row_top = fmaxf(row_top, part_max[r]);
+  float total = 0.0f, merged = 0.0f;
+  for (int r = 0; r < splits; ++r) {
+    const float weight = kernel::Exp2(part_max[r] - row_top);
+    total += part_sum[r] * weight;
+    merged += part_acc[r][tid] * weight;
+  }
+  output[tid] = FromFloat<T>(merged / total);
 }
 
 // Calls launch(&SplitDecodeAttentionKernel<T, ...>) for the runtime choices
