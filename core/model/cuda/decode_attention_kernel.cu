@@ -139,8 +139,9 @@ __device__ __forceinline__ void Attend(const float (&qv)[Vec16<T>::kSize],
 // position's score is summed over its kLanes lanes (shuffles); each thread
 // keeps a running max, exp-sum and exp-weighted value sum for its positions
 // (Running). These merge over the warp (shuffles), the block's warps (shared
-// memory), and with splits > 1 the cluster's blocks (distributed shared
-// memory, read by the first block, which writes the output).
+// memory), and with splits > 1 the cluster's blocks: each writes its part
+// into the first block's shared memory (distributed shared memory), then one
+// cluster barrier phase, and the first block merges and writes the output.
 //
 // kRotate (the Llama / Qwen families' rotary embedding, up to kMaxFusedRows
 // rows): the block rotates the query into shared memory and appends the
@@ -152,7 +153,8 @@ __device__ __forceinline__ void Attend(const float (&qv)[Vec16<T>::kSize],
 // (the register cap: at (4, 4) 64 registers a thread; (4, 3) 78, (6, 2) 96,
 // (3, 4) 64; preloaded, kBlocks 1: 88; kSpeculate, one block a row: the
 // first chunk loaded before the position is known, (6, 2) 116, (4, 3) 80,
-// (3, 4) 64, and (4, 4), which no grid takes, spills 44 bytes). See
+// (3, 4) 64 with 8 bytes spilled, and (4, 4), which no grid takes, spills
+// 36 bytes). See
 // DecodeAttentionShapeFor.
 template <typename T, int kHeadDim, int kThreads, bool preload, bool kRotate, int kAhead,
           int kBlocks, bool kSpeculate = false>

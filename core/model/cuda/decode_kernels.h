@@ -81,7 +81,7 @@ struct DecodeAttentionShape {
   // With splits > 1: the most positions a split takes before the context is
   // spread over more of the cluster's blocks; each row uses the fewest
   // splits (a power of 2, at most `splits`) that keep its slices within it,
-  // and the cluster's other blocks exit (one split: no cluster barrier).
+  // and the cluster's other blocks exit (one split: no parts exchanged).
   // 0: always every split.
   int split_positions = 0;
 };
