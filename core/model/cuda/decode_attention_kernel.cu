@@ -153,8 +153,7 @@ __device__ __forceinline__ void Attend(const float (&qv)[Vec16<T>::kSize],
 // (the register cap: at (4, 4) 64 registers a thread; (4, 3) 78, (6, 2) 96,
 // (3, 4) 64; preloaded, kBlocks 1: 88; kSpeculate, one block a row: the
 // first chunk loaded before the position is known, (6, 2) 116, (4, 3) 80,
-// (3, 4) 64 with 8 bytes spilled, and (4, 4), which no grid takes, spills
-// 36 bytes). See
+// (3, 4) 64, and (4, 4), which no grid takes, spills 44 bytes). See
 // DecodeAttentionShapeFor.
 template <typename T, int kHeadDim, int kThreads, bool preload, bool kRotate, int kAhead,
           int kBlocks, bool kSpeculate = false>
@@ -172,7 +171,7 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   __shared__ float query[kHeadDim];
   __shared__ float warp_max[kWarps], warp_sum[kWarps], warp_acc[kWarps][kHeadDim];
   // The cluster's parts, in its first block's shared memory: split r writes row r.
-  __shared__ float part_max[kMaxSplits], part_sum[kMaxSplits], part_acc[kMaxSplits][kHeadDim];
+  __shared__ float merge_max[kMaxSplits], merge_sum[kMaxSplits], merge_acc[kMaxSplits][kHeadDim];
   kernel::AllowNextKernel();
   // Clustered launches: the barrier's first phase says every block has
   // started (so its shared memory may be written by the others); each
@@ -218,7 +217,13 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   int splits = gridDim.z;
   while (splits > 1 && (splits >> 1) * split_positions >= length) splits >>= 1;
   if (split >= splits) {
-    if (clustered) {
+    if constexpr (kSpeculate) {
+      if (splits > 1) {  // never (see the end)
+        cg::cluster_group cluster = cg::this_cluster();
+        cluster.sync();
+        cluster.sync();
+      }
+    } else if (clustered) {
       ClusterWait();
       if (splits > 1) {  // the merge's phase (see below)
         ClusterArrive<true>();
@@ -360,7 +365,39 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
     }
     if (splits == 1) output[tid] = FromFloat<T>(value / block_sum);
   }
-  if (kSpeculate || splits == 1) {
+  if constexpr (kSpeculate) {
+    // Launched with one split, so this merge never runs. It is the merge's
+    // earlier form (two cluster barriers, each block's part read from its
+    // own shared memory), kept here only because these kernels, at their
+    // 64-register cap, compile to the same code with it as before, and
+    // without it ptxas spilled in the (3, 4) kernel: N=256 took 950 against
+    // 926 us per step (docs/results/bench/2026-12-04-h200-staged-row/).
+    if (splits == 1) return;
+    __shared__ float part_max, part_sum, part_acc[kHeadDim];
+    if (tid < kHeadDim) part_acc[tid] = value;
+    if (tid == 0) {
+      part_max = block_top;
+      part_sum = block_sum;
+    }
+    cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();
+    if (split == 0 && tid < kHeadDim) {
+      float row_top = -FLT_MAX;
+      for (int r = 0; r < splits; ++r) {
+        row_top = fmaxf(row_top, *cluster.map_shared_rank(&part_max, r));
+      }
+      float total = 0.0f, merged = 0.0f;
+      for (int r = 0; r < splits; ++r) {
+        const float weight = kernel::Exp2(*cluster.map_shared_rank(&part_max, r) - row_top);
+        total += *cluster.map_shared_rank(&part_sum, r) * weight;
+        merged += cluster.map_shared_rank(part_acc, r)[tid] * weight;
+      }
+      output[tid] = FromFloat<T>(merged / total);
+    }
+    cluster.sync();
+    return;
+  }
+  if (splits == 1) {
     if (clustered) ClusterWait();
     return;
   }
@@ -371,21 +408,21 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   // between two barriers).
   cg::cluster_group cluster = cg::this_cluster();
   ClusterWait();  // every block has started
-  if (tid < kHeadDim) cluster.map_shared_rank(part_acc[split], 0)[tid] = value;
+  if (tid < kHeadDim) cluster.map_shared_rank(merge_acc[split], 0)[tid] = value;
   if (tid == 0) {
-    *cluster.map_shared_rank(&part_max[split], 0) = block_top;
-    *cluster.map_shared_rank(&part_sum[split], 0) = block_sum;
+    *cluster.map_shared_rank(&merge_max[split], 0) = block_top;
+    *cluster.map_shared_rank(&merge_sum[split], 0) = block_sum;
   }
   ClusterArrive<true>();
   ClusterWait();  // every block's part is written
   if (split != 0 || tid >= kHeadDim) return;
   float row_top = -FLT_MAX;
-  for (int r = 0; r < splits; ++r) row_top = fmaxf(row_top, part_max[r]);
+  for (int r = 0; r < splits; ++r) row_top = fmaxf(row_top, merge_max[r]);
   float total = 0.0f, merged = 0.0f;
   for (int r = 0; r < splits; ++r) {
-    const float weight = kernel::Exp2(part_max[r] - row_top);
-    total += part_sum[r] * weight;
-    merged += part_acc[r][tid] * weight;
+    const float weight = kernel::Exp2(merge_max[r] - row_top);
+    total += merge_sum[r] * weight;
+    merged += merge_acc[r][tid] * weight;
   }
   output[tid] = FromFloat<T>(merged / total);
 }
