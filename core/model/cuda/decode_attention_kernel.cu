@@ -1,10 +1,13 @@
 // The decode attention kernel for up to kMaxFusedRows rows (see
 // LaunchDecodeAttention in decode_kernels.h), and for larger batches without
 // grouped-query attention; larger GQA batches take grouped_attention_kernel.cu's.
+// Its building blocks are in decode_attention_parts.cuh; its launch shape is
+// chosen in decode_attention_shape.cu.
 #include <cfloat>
 
 #include <cooperative_groups.h>
 
+#include "core/model/cuda/decode_attention_parts.cuh"
 #include "core/model/cuda/decode_kernels.h"
 #include "core/model/cuda/kernel_math.cuh"
 
@@ -12,115 +15,15 @@ namespace tandem {
 namespace {
 
 namespace cg = cooperative_groups;
+using attention::Attend;
+using attention::ClusterArrive;
+using attention::ClusterWait;
+using attention::kMaxSplits;
+using attention::RotateQueryAndKey;
+using attention::Running;
 using kernel::FromFloat;
 using kernel::ToFloat;
 using kernel::Vec16;
-
-
-// The query (times `scale`, into shared memory) and the new key (into the
-// cache at key_out) rotated as DecodeRotary says, rounded where
-// LaunchQkNormRope rounds. Thread i < D / 2 owns the pair (i, i + D / 2);
-// every thread of the block must call it (the norms' reductions).
-template <typename T>
-__device__ void RotateQueryAndKey(const T* q, const T* new_key, const DecodeRotary& rotary,
-                                  int64_t position, int head_dim, float scale, float* query,
-                                  T* key_out) {
-  using kernel::Round;
-  const int half = head_dim / 2, i = threadIdx.x;
-  const bool active = i < half;
-  float qa = active ? ToFloat(q[i]) : 0.0f, qb = active ? ToFloat(q[i + half]) : 0.0f;
-  float ka = active ? ToFloat(new_key[i]) : 0.0f, kb = active ? ToFloat(new_key[i + half]) : 0.0f;
-  auto norm = [&](const void* weight, float& a, float& b) {
-    const float inv = rsqrtf(kernel::BlockSum(a * a + b * b) / head_dim + rotary.eps);
-    if (!active) return;
-    const T* w = static_cast<const T*>(weight);
-    a = Round<T>(ToFloat(w[i]) * Round<T>(a * inv));
-    b = Round<T>(ToFloat(w[i + half]) * Round<T>(b * inv));
-  };
-  if (rotary.q_norm != nullptr) norm(rotary.q_norm, qa, qb);
-  if (rotary.k_norm != nullptr) norm(rotary.k_norm, ka, kb);
-  if (!active) return;
-  const float angle = static_cast<float>(position) * rotary.inv_freq[i];
-  const float c = Round<T>(cosf(angle)), s = Round<T>(sinf(angle));
-  // x * cos + rotate_half(x) * sin, each product rounded as ATen stores it.
-  query[i] = Round<T>(Round<T>(qa * c) + Round<T>(-qb * s)) * scale;
-  query[i + half] = Round<T>(Round<T>(qb * c) + Round<T>(qa * s)) * scale;
-  key_out[i] = FromFloat<T>(Round<T>(ka * c) + Round<T>(-kb * s));
-  key_out[i + half] = FromFloat<T>(Round<T>(kb * c) + Round<T>(ka * s));
-}
-
-constexpr int kMaxSplits = 8;  // a cluster's blocks (the portable cluster size)
-
-// The cluster barrier in two halves (every thread of the block calls each:
-// .aligned): arrive, with kRelease releasing the thread's earlier writes
-// (distributed shared memory included); wait returns once every thread of
-// the cluster has arrived at the phase, acquiring the released writes.
-template <bool kRelease>
-__device__ __forceinline__ void ClusterArrive() {
-  if constexpr (kRelease) {
-    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-  } else {
-    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
-  }
-}
-__device__ __forceinline__ void ClusterWait() {
-  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
-// A thread's online softmax over its positions, in log2 units (the query
-// carries scale x log2 e): the largest score, the sum of 2^(score - top) and
-// the values weighted by it, for its kVec dims of the head.
-template <int kVec>
-struct Running {
-  float top = -FLT_MAX, sum = 0.0f, acc[kVec] = {};
-};
-
-// Moves `run` past kAhead positions whose keys and values this thread holds
-// (its kVec dims of each). Each score is summed over the position's kLanes
-// lanes (shuffles). warp_live(a): some lane of the warp has a position in
-// slot a (warp-uniform: the other slots' math is skipped);
-// lane_live(a): this lane's position is in the slice (else it scores -inf and
-// weighs nothing).
-template <typename T, int kLanes, int kAhead, typename WarpLive, typename LaneLive>
-__device__ __forceinline__ void Attend(const float (&qv)[Vec16<T>::kSize],
-                                       const uint4 (&key)[kAhead], const uint4 (&val)[kAhead],
-                                       WarpLive warp_live, LaneLive lane_live,
-                                       Running<Vec16<T>::kSize>& run) {
-  constexpr int kVec = Vec16<T>::kSize;
-  float score[kAhead];
-  float top = run.top;
-#pragma unroll
-  for (int a = 0; a < kAhead; ++a) {
-    score[a] = -INFINITY;
-    if (!warp_live(a)) continue;
-    float k[kVec];
-    kernel::Unpack<T>(key[a], k);
-    float s = 0.0f;
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) s += qv[i] * k[i];
-#pragma unroll
-    for (int offset = kLanes / 2; offset > 0; offset >>= 1) {
-      s += __shfl_xor_sync(0xffffffffu, s, offset);
-    }
-    if (lane_live(a)) score[a] = s;
-    top = fmaxf(top, score[a]);
-  }
-  const float rescale = kernel::Exp2(run.top - top);
-  run.sum *= rescale;
-#pragma unroll
-  for (int i = 0; i < kVec; ++i) run.acc[i] *= rescale;
-#pragma unroll
-  for (int a = 0; a < kAhead; ++a) {
-    if (!warp_live(a)) continue;
-    const float p = kernel::Exp2(score[a] - top);
-    float v[kVec];
-    kernel::Unpack<T>(val[a], v);
-    run.sum += p;
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) run.acc[i] += p * v[i];
-  }
-  run.top = top;
-}
 
 // One pass over the context with an online softmax (flash-decoding), the
 // context of each (query head, row) split over a cluster of blocks when the
@@ -509,69 +412,6 @@ cudaError_t Launch(const DecodeAttentionShape& shape, const void* qkv, void* k, 
 }
 
 }  // namespace
-
-DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads) {
-  // The context split over a cluster of 2, 4 or 8 blocks while heads x batch
-  // blocks alone would leave multiprocessors idle (by batch size only, so a
-  // bucket's padded rows split alike). Against the two-pass kernel this one
-  // replaced (a block per head: scores into shared memory, then the values):
-  // Llama-3.2-1B N=1 (32 heads: 4 splits) 859.6 -> 849.0 us per step (1
-  // split 853.3, 2 853.4, 8 862.7); GPT-2 small N=64 673 -> 605 us, N=256
-  // 1,288 -> 1,156 (docs/results/bench/2026-11-30-h200-one-pass-attention/).
-  const int sms = kernel::MultiprocessorCount();
-  DecodeAttentionShape shape;
-  while (shape.splits < 8 && heads * batch * shape.splits * 2 <= sms) shape.splits *= 2;
-  // A row uses as many of its cluster's blocks as give each at most 128
-  // positions (one block up to 128, all 8 past 512): the merge through the
-  // cluster costs more than a short context's split saves. GPT-2 small bf16
-  // N=1, in one build and call (docs/results/bench/2026-12-03-h200-n1-split/
-  // callB-split-tests-ab/), 8 splits -> 128 positions: prompt 64 (contexts
-  // 64-320) 218.5 / 228.0 -> 213.1 / 212.8 us per step (one split always
-  // 211.9 / 211.9, 64 positions 216, 256 positions 213 / 227); prompt 700
-  // (contexts 700-956) 220.9 / 220.0 -> 220.0 / 220.1 (one split always 246 /
-  // 293, 256 positions 230); N=2 unchanged.
-  shape.split_positions = 128;
-  const int blocks = heads * batch * shape.splits;
-  // 256 threads a block (64 registers: 4 blocks per multiprocessor), or 128
-  // where that would take more than one wave of blocks and 128 fit in one:
-  // GPT-2 small N=64 (768 blocks) 592 -> 571 us per step; at N=256 (3,072
-  // blocks) 256 threads stay faster (1,131 vs 1,164 us).
-  shape.threads = blocks > 4 * sms && blocks <= 8 * sms ? 128 : 256;
-  // The first pass's K/V in registers before the wait (86-88 registers a
-  // thread instead of 64) where the grid is one wave at most, a
-  // latency-bound kernel; larger grids keep their occupancy. Llama-3.2-1B
-  // N=1: 836.7 / 837.8 -> 829.5 / 830.2 us per step; GPT-2 small N=1 (8
-  // splits of a short context) unchanged, 293.0 / 292.0 -> 292.3 / 292.4
-  // (docs/results/bench/2026-12-01-h200-n1-kernels/).
-  shape.preload = blocks <= sms;
-  // Without preload, how deep a thread's chunk and how many blocks a
-  // multiprocessor keeps (the register cap), by the grid: GPT-2 small bf16,
-  // double-buffered + graphs, in one call against (4, 4) at every size
-  // (docs/results/bench/2026-12-02-h200-attention-chunks/call3-depth-ab/):
-  // a wave at 256 threads (N=64's 32-row halves: 384 blocks) (4, 3), 551.5 ->
-  // 540.6 us; 128-thread blocks (N=128's 64-row halves: 768) (6, 2), 756.0 ->
-  // 737.3; more than that (N=256: 3,072) (3, 4), 1,056.0 -> 1,052.2.
-  if (shape.preload) {
-    // (4, 1) whatever the fields say.
-  } else if (shape.threads == 128) {
-    shape.ahead = 6;
-    shape.blocks = 2;
-  } else if (blocks <= 4 * sms) {
-    shape.blocks = 3;
-  } else if (blocks > 8 * sms) {
-    shape.ahead = 3;
-  }
-  return shape;
-}
-
-std::string DecodeAttentionShapeName(const DecodeAttentionShape& shape) {
-  std::string name =
-      "block " + std::to_string(shape.threads) + " split " + std::to_string(shape.splits);
-  if (shape.split_positions > 0) name += " within " + std::to_string(shape.split_positions);
-  if (shape.preload) return name + " preload";
-  if (shape.ahead == 4 && shape.blocks == 4) return name;
-  return name + " ahead " + std::to_string(shape.ahead) + " x" + std::to_string(shape.blocks);
-}
 
 cudaError_t LaunchDecodeAttentionShaped(const DecodeAttentionShape& shape, KernelDType dtype,
                                         const void* qkv, void* k_cache, void* v_cache,
