@@ -118,7 +118,7 @@ double CudaRunner::MixedExtraSeconds(const std::vector<PrefillItem>& items, int6
 }
 
 double CudaRunner::MixedFixedSeconds(double otherwise) {
-  const auto decode = graphs_.find({buckets_.back(), true});
+  const auto decode = graphs_.find({buckets_.back(), true, 0});
   if (decode == graphs_.end()) return otherwise;
   // A prompt of each token bucket up to 1024 into the scratch slot (its
   // attention too; the log shows what a pack's size costs).
@@ -248,18 +248,22 @@ void CudaRunner::CaptureGraphs() {
   }
   for (auto it = buckets_.rbegin(); it != buckets_.rend(); ++it) {
     for (bool greedy : {true, false}) {
-      auto graph = std::make_unique<DecodeGraph>();
-      try {
-        DecodeRows(*it, greedy);  // warm-up: cuBLAS handles, allocator
-        capture_stream.synchronize();
-        graph->graph.capture_begin(pool);
-        graph->outputs = DecodeRows(*it, greedy);
-        graph->graph.capture_end();
-        graphs_[{*it, greedy}] = std::move(graph);
-      } catch (const std::exception& e) {
-        LogWarning("CUDA graph capture failed for batch ", *it,
-                   greedy ? " (greedy)" : " (sampling)", "; that bucket runs eagerly: ",
-                   e.what());
+      for (int parity = 0; parity < (one_forward_ ? 2 : 1); ++parity) {
+        auto graph = std::make_unique<DecodeGraph>();
+        try {
+          DecodeRows(*it, greedy);  // warm-up: cuBLAS handles, allocator
+          capture_stream.synchronize();
+          graph->graph.capture_begin(pool);
+          graph->outputs = DecodeRows(*it, greedy);
+          if (one_forward_) CopyRows(graph->outputs, *it, 0, parity);  // padding rows too
+          graph->graph.capture_end();
+          graph->publishes = one_forward_;
+          graphs_[{*it, greedy, parity}] = std::move(graph);
+        } catch (const std::exception& e) {
+          LogWarning("CUDA graph capture failed for batch ", *it,
+                     greedy ? " (greedy)" : " (sampling)", "; that bucket runs eagerly: ",
+                     e.what());
+        }
       }
     }
   }
@@ -356,10 +360,11 @@ absl::Status CudaRunner::Launch(const StepPlan& plan) {
     } else if (rows > 0) {
       const int64_t bucket = BucketFor(rows);
       const bool greedy = SetDecodeSlots(plan, bucket, parity);
-      auto graph = graphs_.find({bucket, greedy});
+      // With one_forward_ no prompt rows precede these (row is 0).
+      auto graph = graphs_.find({bucket, greedy, one_forward_ ? parity : 0});
       if (graph != graphs_.end()) {
         graph->second->graph.replay();
-        CopyRows(graph->second->outputs, rows, row, parity);
+        if (!graph->second->publishes) CopyRows(graph->second->outputs, rows, row, parity);
       } else {
         CopyRows(DecodeRows(bucket, greedy), rows, row, parity);
       }

@@ -9,6 +9,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -87,6 +88,9 @@ class CudaRunner : public ModelRunner {
   struct DecodeGraph {
     at::cuda::CUDAGraph graph;
     RowOutputs outputs;  // [bucket], owned by the graph's memory pool
+    // Whether the graph also publishes its rows (CopyRows at offset 0 into
+    // its parity's buffers), so no launch follows it.
+    bool publishes = false;
   };
   struct MixedOutputs {
     SampledTensors prefill;  // [num_slots]: the pack's rows (CudaPrefiller::Run)
@@ -165,7 +169,12 @@ class CudaRunner : public ModelRunner {
   std::array<float*, 2> mapped_logprobs_{};
   std::array<Events, 4> events_;               // ring indexed by step % 4
   std::vector<int64_t> current_slots_;         // what slots_ holds now
-  std::map<std::pair<int64_t, bool>, std::unique_ptr<DecodeGraph>> graphs_;
+  // Keyed by bucket, greedy and parity: with one_forward_ a decode-only
+  // step's rows start at offset 0, so each parity has its own graph that
+  // publishes them (N=1: up to ~4 us a step, the separate publishing launch;
+  // docs/results/bench/2026-12-04-h200-staged-row/); else parity 0 only,
+  // and the rows are published after the graph.
+  std::map<std::tuple<int64_t, bool, int>, std::unique_ptr<DecodeGraph>> graphs_;
   // Keyed by prefill token bucket and greedy.
   std::map<std::pair<int64_t, bool>, std::unique_ptr<MixedGraph>> mixed_graphs_;
   std::deque<InFlight> in_flight_;
