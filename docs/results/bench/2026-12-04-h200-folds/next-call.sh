@@ -1,0 +1,12 @@
+# Prepared for the next session: call 5's GPU suite stopped at its time limit (27 of 35 passed,
+# none failed), so the first call reruns the whole suite on the committed code, with room for
+# a cold build, then its bench at N = 1, 64, 256. carry [".device", ".tp"]. Run from the
+# repository root:  bash docs/results/bench/2026-12-04-h200-folds/next-call.sh
+set -u
+tar -xJf .tp/third_party.tar.xz
+t0=$(date +%s)
+TEST_TIMEOUT=120 timeout 400 bash scripts/gpu-session.sh test
+echo "== t=$(( $(date +%s) - t0 ))"
+BUILD_TARGET=tandem-bench BENCH_BATCHES=1,64,256 timeout 120 bash scripts/gpu-session.sh bench | grep -v "build ok"
+echo "== t=$(( $(date +%s) - t0 ))"
+cd $OUT && tar czf /tmp/all.tgz . && find . -mindepth 1 -delete && mv /tmp/all.tgz . ; ls
