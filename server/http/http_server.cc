@@ -214,9 +214,14 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Bind(const HttpServerOpt
   // 5: a burst of 64 clients connecting at once overflowed it, and the
   // dropped handshakes came back a second later (SYN retransmission) or
   // failed. Remember the listening socket and widen its queue after the bind.
+  // SO_REUSEADDR beside httplib's SO_REUSEPORT: the connections it accepts
+  // inherit it, so once closed (TIME_WAIT, a minute) they do not fail the
+  // next server's CheckPortFree on this port.
   auto listening = std::make_shared<int>(-1);
   server->server_->set_socket_options([listening](socket_t sock) {
     httplib::default_socket_options(sock);
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     *listening = sock;
   });
   if (port == 0) {

@@ -173,6 +173,31 @@ TEST(HttpServerBindTest, BadAndBusyAddressesAreErrors) {
   EXPECT_THAT(std::string(second.status().message()), HasSubstr(options.listen));
 }
 
+// A server restarted on its port binds it at once, though the connections
+// the previous one closed still hold the port (TIME_WAIT on the server's
+// side, for a minute): the check for a live listener must not count them.
+TEST(HttpServerBindTest, ARestartedServerBindsThePortItsClosedConnectionsHold) {
+  HttpServerOptions options;
+  options.listen = "127.0.0.1:0";
+  int port = 0;
+  {
+    auto server = HttpServer::Bind(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    (*server)->Get("/x", [](const httplib::Request&, httplib::Response& response) {
+      response.set_content("ok", "text/plain");
+    });
+    (*server)->Start();
+    port = (*server)->port();
+    RawClient client(port);
+    ASSERT_TRUE(client.connected());
+    client.Send("GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    EXPECT_THAT(client.ReadAll(), StartsWith("HTTP/1.1 200"));  // the server closed first
+  }
+  options.listen = "127.0.0.1:" + std::to_string(port);
+  auto again = HttpServer::Bind(options);
+  EXPECT_TRUE(again.ok()) << again.status();
+}
+
 // A burst of clients connecting before the server accepts any: every
 // handshake completes in the kernel's queue. With httplib's own backlog of 5
 // only ~6 did, and the rest waited a second for a SYN retransmission (seen
