@@ -251,13 +251,13 @@ void CudaRunner::CaptureGraphs() {
       for (int parity = 0; parity < (one_forward_ ? 2 : 1); ++parity) {
         auto graph = std::make_unique<DecodeGraph>();
         try {
-          DecodeRows(*it, greedy);  // warm-up: cuBLAS handles, allocator
+          // Warm-up (cuBLAS handles, allocator), once for both parities.
+          if (parity == 0) DecodeRows(*it, greedy);
           capture_stream.synchronize();
           graph->graph.capture_begin(pool);
           graph->outputs = DecodeRows(*it, greedy);
           if (one_forward_) CopyRows(graph->outputs, *it, 0, parity);  // padding rows too
           graph->graph.capture_end();
-          graph->publishes = one_forward_;
           graphs_[{*it, greedy, parity}] = std::move(graph);
         } catch (const std::exception& e) {
           LogWarning("CUDA graph capture failed for batch ", *it,
@@ -364,7 +364,7 @@ absl::Status CudaRunner::Launch(const StepPlan& plan) {
       auto graph = graphs_.find({bucket, greedy, one_forward_ ? parity : 0});
       if (graph != graphs_.end()) {
         graph->second->graph.replay();
-        if (!graph->second->publishes) CopyRows(graph->second->outputs, rows, row, parity);
+        if (!one_forward_) CopyRows(graph->second->outputs, rows, row, parity);
       } else {
         CopyRows(DecodeRows(bucket, greedy), rows, row, parity);
       }

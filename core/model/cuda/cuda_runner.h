@@ -88,9 +88,6 @@ class CudaRunner : public ModelRunner {
   struct DecodeGraph {
     at::cuda::CUDAGraph graph;
     RowOutputs outputs;  // [bucket], owned by the graph's memory pool
-    // Whether the graph also publishes its rows (CopyRows at offset 0 into
-    // its parity's buffers), so no launch follows it.
-    bool publishes = false;
   };
   struct MixedOutputs {
     SampledTensors prefill;  // [num_slots]: the pack's rows (CudaPrefiller::Run)
