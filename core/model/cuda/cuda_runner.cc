@@ -329,11 +329,12 @@ absl::Status CudaRunner::Launch(const StepPlan& plan) {
     const auto row = static_cast<int64_t>(plan.prefills.size());
     const auto rows = static_cast<int64_t>(plan.decodes.size());
     const bool one_forward = row > 0 && rows > 0 && one_forward_;
-    if (row > 0 && !one_forward) {
+    const bool separate_prefill = row > 0 && !one_forward;
+    if (separate_prefill) {
       const SampledTensors prefilled = prefiller_->Run(plan.prefills, parity);
       CopyRows({prefilled.tokens, prefilled.logprobs}, row, 0, parity);
+      CheckCuda(cudaEventRecord(events.mid, stream.stream()), "cudaEventRecord");
     }
-    CheckCuda(cudaEventRecord(events.mid, stream.stream()), "cudaEventRecord");
     const bool profiled = rows > 0 && decode_steps_++ == profiled_decode_step_;
     if (profiled) CheckCuda(cudaProfilerStart(), "cudaProfilerStart");
     int64_t prefill_bucket = 0;
@@ -373,8 +374,8 @@ absl::Status CudaRunner::Launch(const StepPlan& plan) {
     CheckCuda(cudaEventRecord(events.end, stream.stream()), "cudaEventRecord");
     const bool full_bucket = row == 0 && rows > 0 && BucketFor(rows) == buckets_.back();
     in_flight_.push_back({index, static_cast<int>(plan.prefills.size()),
-                          static_cast<int>(rows), plan.follows_idle, one_forward, full_bucket,
-                          prefill_bucket, context_pairs});
+                          static_cast<int>(rows), plan.follows_idle, one_forward, separate_prefill,
+                          full_bucket, prefill_bucket, context_pairs});
     return absl::OkStatus();
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("launching a CUDA step failed: ", e.what()));
@@ -401,9 +402,11 @@ absl::StatusOr<StepOutput> CudaRunner::Collect() {
                          0.9 * busy)
               : busy - std::min(full_decode_seconds_, 0.9 * busy);
       output.timings.decode_seconds = busy - output.timings.prefill_seconds;
-    } else {
+    } else if (step.separate_prefill) {
       output.timings.prefill_seconds = ElapsedSeconds(events.start, events.mid);
       output.timings.decode_seconds = ElapsedSeconds(events.mid, events.end);
+    } else {
+      output.timings.decode_seconds = output.timings.gpu_busy_seconds;
     }
     if (step.full_bucket) {
       full_decode_seconds_ = full_decode_seconds_ == 0

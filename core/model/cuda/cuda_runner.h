@@ -98,6 +98,10 @@ class CudaRunner : public ModelRunner {
     MixedOutputs outputs;  // owned by the graph's memory pool
   };
   struct Events {
+    // mid is recorded only between a separate prefill and the decode rows:
+    // a timing event between the start and a decode graph cost ~1.2 us a
+    // step (GPT-2 small bf16 N=1 165.8 -> 164.6 us without it:
+    // docs/results/bench/2026-12-04-h200-idle-streams/).
     cudaEvent_t start = nullptr, mid = nullptr, end = nullptr;
   };
   struct InFlight {
@@ -106,6 +110,7 @@ class CudaRunner : public ModelRunner {
     int decode_rows = 0;
     bool follows_idle = false;
     bool one_forward = false;  // a mixed step in one forward
+    bool separate_prefill = false;  // prompt rows before the decode rows (mid recorded)
     bool full_bucket = false;  // a decode-only step of the largest bucket
     int64_t prefill_bucket = 0;  // a one-forward step's token bucket
     double context_pairs = 0;    // its pack's sum of tokens x start position
