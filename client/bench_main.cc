@@ -21,6 +21,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "core/base/cuda_queues.h"
 #include "core/base/host_allocator.h"
 #include "core/base/program_usage.h"
 #include "absl/strings/match.h"
@@ -535,6 +536,7 @@ int main(int argc, char** argv) {
       "Benchmarks the engine: tandem-bench [--arch=A --size=S|--model=DIR] [--batch=1,16,64,256] "
       "[--modes=...] [--out=results.jsonl]");
   absl::ParseCommandLine(argc, argv);
+  tandem::UseOneCudaHardwareQueue();  // before any CUDA call
   tandem::KeepFreedHostMemory();  // before any tensor
   return tandem::Main();
 }

@@ -15,6 +15,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "core/base/cuda_queues.h"
 #include "core/base/host_allocator.h"
 #include "core/base/program_usage.h"
 #include "absl/strings/ascii.h"
@@ -257,7 +258,8 @@ void AwaitSignalsAndDrain(const sigset_t& signals, Engine* engine,
   if (cut_off > 0) LogInfo("cut off ", cut_off.load(), " unfinished requests");
 }
 
-int Serve() {
+// cuda_queues: CUDA_DEVICE_MAX_CONNECTIONS as UseOneCudaHardwareQueue left it.
+int Serve(const std::string& cuda_queues) {
   // Signals are taken by sigwait below; every thread inherits this mask.
   sigset_t signals;
   sigemptyset(&signals);
@@ -265,7 +267,9 @@ int Serve() {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   LogInfo("tandem-server starting: LibTorch ", TorchVersion(),
-          CudaAvailable() ? ", CUDA available" : ", no CUDA device");
+          CudaAvailable()
+              ? absl::StrCat(", CUDA available (CUDA_DEVICE_MAX_CONNECTIONS=", cuda_queues, ")")
+              : ", no CUDA device");
   // Protobuf's own complaints (e.g. invalid UTF-8 in a request) can be
   // caused at will by clients: at most one line a second.
   google::protobuf::SetLogHandler([](google::protobuf::LogLevel, const char*, int,
@@ -363,6 +367,7 @@ int main(int argc, char** argv) {
       "Serves a language model over gRPC (tandem.v1.Generation).\n"
       "Usage: tandem-server [--model=DIR] [--listen=HOST:PORT] [flags]");
   absl::ParseCommandLine(argc, argv);
+  const std::string queues = tandem::UseOneCudaHardwareQueue();  // before any CUDA call
   tandem::KeepFreedHostMemory();  // before any tensor
-  return tandem::Serve();
+  return tandem::Serve(queues);
 }
