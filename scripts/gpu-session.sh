@@ -40,6 +40,7 @@
 #   stall      scripts/bench/long_prompt_stall.sh on GPT-2 small: a 1000-token prompt
 #              arriving while 7 streams decode (their longest gap vs their median)
 #   openai     tandem-loadgen through gRPC, /v1/chat/completions and /v1/completions:
+#              after an unrecorded 64 x 16-token warm-up each,
 #              64 x (128 prompt, 256 output) at once and 1 at a time, then tandem-bench
 #              at N = 64 with the same lengths (the in-process reference)
 #   llama      Llama / Qwen2 / Qwen3 parity against transformers (tiny and real
@@ -329,6 +330,10 @@ Warp Cycles Per Issued|Block Limit|Grid Size|Block Size|Stall|stall" \
       lg="$bin/tandem-loadgen --server=127.0.0.1:50161 --http=127.0.0.1:9661 --progress_seconds=0"
       {
         for api in grpc chat completions; do
+          # Unrecorded warm-up: each API's first 64 connections and streams
+          # after the server starts (tandem-bench's own warm-up is in-process).
+          $lg --api=$api --num_requests=64 --concurrency=64 --prompt_tokens=128 --output_tokens=16 \
+              > /dev/null 2>&1
           echo "## $api: 64 at once, 128 prompt, 256 output"
           $lg --api=$api --num_requests=64 --concurrency=64 --prompt_tokens=128 --output_tokens=256 \
               --out="$OUT/openai-$api-64.jsonl"
