@@ -10,8 +10,8 @@ namespace tandem {
 // environment already sets it, and returns the value in effect. The engine
 // runs step i on stream i % 2, each step waiting on the device for the one
 // before: on separate hardware queues that cross-stream wait left the GPU
-// idle ~1.9 us between steps, on one queue ~1.3 us (GPT-2 small bf16 N=1:
-// GPU idle 1.16 -> 0.78 %, N=64 0.45 -> 0.30 %, at the same step time:
+// idle ~1.9 us between steps, on one queue ~1.3 us (one-row steps: GPU idle
+// 1.16 -> 0.78 %, 64 rows 0.45 -> 0.30 %, at the same step time:
 // docs/results/bench/2026-12-04-h200-idle-streams/). The streams stay two;
 // work a graph runs on parallel branches still overlaps. The driver reads
 // the variable when it creates the CUDA context, so call this at start-up,
