@@ -13,7 +13,8 @@ namespace tandem {
 // idle ~1.9 us between steps, on one queue ~1.3 us (one-row steps: GPU idle
 // 1.16 -> 0.78 %, 64 rows 0.45 -> 0.30 %, at the same step time:
 // docs/results/bench/2026-12-04-h200-idle-streams/). The streams stay two;
-// work a graph runs on parallel branches still overlaps. The driver reads
+// mixed steps, whose graphs run a parallel branch, measured the same on one
+// queue as on 8. The driver reads
 // the variable when it creates the CUDA context, so call this at start-up,
 // before any CUDA call. Reads and writes the process environment: call it
 // before other threads start.
