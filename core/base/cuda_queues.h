@@ -14,10 +14,9 @@ namespace tandem {
 // 1.16 -> 0.78 %, 64 rows 0.45 -> 0.30 %, at the same step time:
 // docs/results/bench/2026-12-04-h200-idle-streams/). The streams stay two;
 // mixed steps, whose graphs run a parallel branch, measured the same on one
-// queue as on 8. The driver reads
-// the variable when it creates the CUDA context, so call this at start-up,
-// before any CUDA call. Reads and writes the process environment: call it
-// before other threads start.
+// queue as on 8. The driver reads the variable when it creates the CUDA
+// context, so call this at start-up, before any CUDA call. Reads and writes
+// the process environment: call it before other threads start.
 std::string UseOneCudaHardwareQueue();
 
 }  // namespace tandem

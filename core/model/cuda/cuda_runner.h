@@ -174,9 +174,10 @@ class CudaRunner : public ModelRunner {
   // Keyed by bucket, greedy and parity: with one_forward_ a decode-only
   // step's rows start at offset 0, so each parity has its own graph that
   // publishes them as its last node (GPT-2 small bf16 N=1 168.5 -> 166.0 us
-  // a step against the publishing launch after the graph, though GPU idle
-  // between steps 0.96 -> 1.17 %: docs/results/bench/2026-12-04-h200-folds/);
-  // else parity 0 only, and the rows are published after the graph.
+  // a step against the publishing launch after the graph:
+  // docs/results/bench/2026-12-04-h200-folds/; the GPU idle it added between
+  // steps went with one hardware queue, see UseOneCudaHardwareQueue); else
+  // parity 0 only, and the rows are published after the graph.
   std::map<std::tuple<int64_t, bool, int>, std::unique_ptr<DecodeGraph>> graphs_;
   // Keyed by prefill token bucket and greedy.
   std::map<std::pair<int64_t, bool>, std::unique_ptr<MixedGraph>> mixed_graphs_;
