@@ -16,7 +16,9 @@ here=docs/results/bench/2026-12-04-h200-chain-costs
 tar -xJf .tp/third_party.tar.xz
 git apply "$here/next-experiments.diff" || exit 1
 t0=$(date +%s)
-TEST_TIMEOUT=120 timeout 330 bash scripts/gpu-session.sh > /dev/null
+# The whole build (tests included); its errors print, and stop the call.
+timeout 330 bash scripts/gpu-session.sh | grep -v "build ok"
+[ "${PIPESTATUS[0]}" = 0 ] || exit 1
 ( source .device/prelude.sh
   TANDEM_EXPERIMENT=kln-kgemv-khead ctest --test-dir build-gpu -L gpu --output-on-failure \
       -R "DecodeKernel|FusedLinear|GemvKernel|EngineModes" --timeout 120 > "$OUT/gpu-tests-fixed-k.log" 2>&1
