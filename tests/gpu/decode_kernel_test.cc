@@ -469,7 +469,8 @@ TEST(DecodeKernelTest, GreedyDecodeMatchesAtenOnHardRows) {
 // in one kernel) against the three kernels it folds, LayerNorm, LmHeadLogits
 // and GreedyTokens: the same logits bit for bit, the same token, the
 // log-probability to rounding, and the logits near ATen's. At K from 8 to
-// the most one chunk takes (fp32 512, fp16 / bf16 1,024), and N from fewer
+// the most one chunk takes (fp32 512, fp16 / bf16 1,024; fp16 / bf16 K of
+// 256 to 1,024 by 256 take the kernel with K compiled in), and N from fewer
 // columns than one block's warps to more than the wave's (GPT-2's 50,257).
 // Each case runs twice on one workspace: the kernel leaves its ticket ready.
 TEST(DecodeKernelTest, RowHeadMatchesTheLayerNormLmHeadAndGreedyKernels) {
@@ -478,7 +479,8 @@ TEST(DecodeKernelTest, RowHeadMatchesTheLayerNormLmHeadAndGreedyKernels) {
   const at::Tensor workspace = RowHeadWorkspace(at::Device(at::kCUDA));
   for (at::ScalarType dtype : {at::kFloat, at::kHalf, at::kBFloat16}) {
     const int64_t widest = dtype == at::kFloat ? 512 : 1024;
-    for (int64_t K : {int64_t{8}, int64_t{128}, int64_t{768}, widest}) {
+    for (int64_t K : {int64_t{8}, int64_t{128}, int64_t{256}, int64_t{512}, int64_t{768},
+                      widest}) {
       if (K > widest) continue;
       for (int64_t N : {5, 8 * 3 + 1, 20000, 50257}) {
         const at::TensorOptions on = at::TensorOptions().dtype(dtype).device(at::kCUDA);

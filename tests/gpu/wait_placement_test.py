@@ -13,14 +13,18 @@ source issues there:
   GemvKernel<T, GemvShape<threads, cols, unroll, one group>, ...>: cols * unroll
   FusedLinearKernel, LmHeadKernel, SkinnyLinearKernel: 1
   FusedLinearKernel with its LayerNorm weights in registers (kNormInRegisters)
-      and kWarpCols columns a warp: 2 * kChunk (8) + kChunk * (kWarpCols - 1)
-      more than the kernel of the same element type and rows without a
-      LayerNorm (each of the lane's kChunk vectors of LayerNorm weight and
-      bias, and of the other columns' weights); and at least one such kernel
-      must be found
+      and kWarpCols columns a warp: 2 * V + V * kWarpCols - kChunk more than
+      the kernel of the same element type and rows without a LayerNorm and
+      with K at run time (the lane's V vectors of LayerNorm weight and bias,
+      and of each column's weights, where that kernel loads its column's
+      kChunk); and at least one such kernel must be found
   RowLayerNormKernel: 2 (its LayerNorm weight and bias)
-  RowLmHeadKernel<T, kNorm, kGreedy>: kChunk (4, its first column's weights), and with
-      kNorm 2 * kChunk more (the lane's LayerNorm weight and bias)
+  RowLmHeadKernel<T, kNorm, kGreedy, kK>: V (its first column's weights), and
+      with kNorm 2 * V more (the lane's LayerNorm weight and bias)
+
+V, the vectors a lane loads of a row of K elements: kChunk (4) where K is a
+run-time argument (kK = 0: the loads beyond K are predicated off), else K
+compiled in (kernel::WithCompiledK) over 32 lanes' 16-byte vectors.
   ClusterLinearKernel: 1 asynchronous copy to shared memory (LDGSTS)
   WgmmaLinearKernel: 2, its weight tile's bulk tensor copy (UTMALDG) and its bias
 
@@ -36,13 +40,22 @@ FAMILIES = ("GemvKernel", "FusedLinearKernel", "RowLmHeadKernel", "LmHeadKernel"
             "WgmmaLinearKernel")
 GEMV_SHAPE = re.compile(r"GemvShapeILi(\d+)ELi(\d+)ELi(\d+)ELb[01]EE")
 CHUNK = 4  # kChunk (projection.cuh): the vectors a lane loads of each weight row
-NORM_CHUNK_LOADS = 2 * CHUNK  # LayerNorm weight and bias, kChunk vectors each
-# RowLmHeadKernel<T, kNorm, kGreedy>'s template arguments.
-ROW_LM_HEAD = re.compile(r"RowLmHeadKernelI(\w+?)Lb([01])ELb([01])EE")
-# FusedLinearKernel<T, kRows, kNorm, kEpilogue, kNormInRegisters, kWarpCols>'s template
-# arguments.
+# RowLmHeadKernel<T, kNorm, kGreedy, kK>'s template arguments.
+ROW_LM_HEAD = re.compile(r"RowLmHeadKernelI(\w+?)Lb([01])ELb([01])ELi(\d+)EE")
+# FusedLinearKernel<T, kRows, kNorm, kEpilogue, kNormInRegisters, kWarpCols, kK>'s
+# template arguments.
 FUSED_LINEAR = re.compile(
-    r"FusedLinearKernelI(\w+?)Li(\d+)ELb([01])ELNS_14LinearEpilogueE(\d+)ELb([01])ELi(\d+)EE")
+    r"FusedLinearKernelI(\w+?)Li(\d+)ELb([01])ELNS_14LinearEpilogueE(\d+)ELb([01])ELi(\d+)"
+    r"ELi(\d+)EE")
+
+
+def lane_vectors(dtype, compiled_k):
+    """V: the 16-byte vectors a lane loads of a row (dtype as mangled: f, 6__half,
+    13__nv_bfloat16; compiled_k: the kK template argument, "0" for K at run time)."""
+    if compiled_k == "0":
+        return CHUNK
+    elements = 8 if dtype.endswith(("half", "bfloat16")) else 4
+    return int(compiled_k) // (32 * elements)
 
 
 def functions(sass):
@@ -90,7 +103,10 @@ def expected_loads(name):
         return 2
     if family == "RowLmHeadKernel":
         args = ROW_LM_HEAD.search(name)
-        return CHUNK + (NORM_CHUNK_LOADS if args and args.group(2) == "1" else 0)
+        if not args:
+            return CHUNK
+        vectors = lane_vectors(args.group(1), args.group(4))
+        return vectors + (2 * vectors if args.group(2) == "1" else 0)
     return 1
 
 
@@ -120,17 +136,23 @@ def check(sass):
     if fused and not in_registers:
         failures.append("no FusedLinearKernel with its LayerNorm weights in registers")
     for key in sorted(in_registers):
-        arch, dtype, rows, _, epilogue, _, cols = key
-        plain = fused.get((arch, dtype, rows, "0", "0", "0", "1"))  # kBias, no LayerNorm
-        got, more = fused[key], NORM_CHUNK_LOADS + CHUNK * (int(cols) - 1)
+        arch, dtype, rows, _, epilogue, _, cols, compiled_k = key
+        # kBias, no LayerNorm, K at run time
+        plain = fused.get((arch, dtype, rows, "0", "0", "0", "1", "0"))
+        # Its columns' V vectors each and the LayerNorm's 2 V, where the plain kernel
+        # loads its column's kChunk.
+        vectors = lane_vectors(dtype, compiled_k)
+        got, more = fused[key], 2 * vectors + vectors * int(cols) - CHUNK
         if plain is None:
             failures.append(f"FusedLinearKernel<{dtype}, {rows}> ({arch}): no variant without "
                             "the LayerNorm to compare with")
         elif got < plain + more:
             failures.append(f"FusedLinearKernel<{dtype}, {rows}, LayerNorm in registers, "
-                            f"epilogue {epilogue}, {cols} columns a warp> ({arch}): {got} loads "
+                            f"epilogue {epilogue}, {cols} columns a warp, K {compiled_k}> "
+                            f"({arch}): {got} loads "
                             f"before the wait, {plain} without the LayerNorm (its weight and "
-                            f"bias and the other columns' weights are {more} more)")
+                            f"bias and its columns' weights are {more} more than that "
+                            f"kernel's column)")
     return checked, failures
 
 

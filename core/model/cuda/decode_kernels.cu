@@ -34,13 +34,16 @@ using kernel::WithElementType;
 // barrier (209.2 -> 204.8 us: docs/results/bench/2026-12-03-h200-n1-split/),
 // and a warp takes kWarpCols consecutive columns n + j, n = (block * 8 + w)
 // * kWarpCols, lane j writing column n + j, so that the grid fits one block a
-// multiprocessor (see LaunchLinearRows).
+// multiprocessor (see LaunchLinearRows); kK > 0: K compiled in
+// (kernel::WithCompiledK).
 template <typename T, int kRows, bool kNorm, LinearEpilogue kEpilogue,
-          bool kNormInRegisters = false, int kWarpCols = 1>
+          bool kNormInRegisters = false, int kWarpCols = 1, int kK = 0>
 __global__ void __launch_bounds__(kLinearWarps * 32)
 FusedLinearKernel(const T* __restrict__ x, const T* __restrict__ norm_weight,
                   const T* __restrict__ norm_bias, float eps, const T* __restrict__ weight,
                   const T* __restrict__ bias, T* out, int rows, int K, int N) {
+  static_assert(kK == 0 || kNormInRegisters, "K compiled in: the one-row LayerNorm");
+  if constexpr (kK > 0) K = kK;
   static_assert(!kNormInRegisters || (kRows == 1 && kNorm), "one row's LayerNorm");
   static_assert(kWarpCols == 1 || kNormInRegisters, "several columns: the one-row LayerNorm");
   static_assert(kWarpCols >= 1 && kWarpCols <= 32, "lane j writes column n + j");
@@ -115,13 +118,13 @@ FusedLinearKernel(const T* __restrict__ x, const T* __restrict__ norm_weight,
 }
 
 template <typename T, int kRows, bool kNorm, LinearEpilogue kEpilogue,
-          bool kNormInRegisters = false, int kWarpCols = 1>
+          bool kNormInRegisters = false, int kWarpCols = 1, int kK = 0>
 cudaError_t LaunchLinear(const void* x, const void* norm_weight, const void* norm_bias,
                          float eps, const void* weight, const void* bias, void* out, int rows,
                          int K, int N, cudaStream_t stream) {
   constexpr int kBlockCols = kLinearWarps * kWarpCols;
   return kernel::LaunchOverlapped(
-      FusedLinearKernel<T, kRows, kNorm, kEpilogue, kNormInRegisters, kWarpCols>,
+      FusedLinearKernel<T, kRows, kNorm, kEpilogue, kNormInRegisters, kWarpCols, kK>,
       dim3((N + kBlockCols - 1) / kBlockCols), dim3(kLinearWarps * 32), 0, stream,
       static_cast<const T*>(x), static_cast<const T*>(norm_weight),
       static_cast<const T*>(norm_bias), eps, static_cast<const T*>(weight),
@@ -148,16 +151,19 @@ cudaError_t LaunchLinearRows(const void* x, const void* norm_weight, const void*
                                               out, rows, K, N, stream)
   if constexpr (kNorm && kEpilogue != LinearEpilogue::kBiasResidual) {
     if (rows <= 1 && K <= kernel::kOneChunkK<T>) {
-#define TANDEM_NORM_ROW(C)                                                                   \
-  return LaunchLinear<T, 1, true, kEpilogue, true, C>(x, norm_weight, norm_bias, eps, weight, \
-                                                      bias, out, rows, K, N, stream)
-      const int multiprocessors = kernel::MultiprocessorCount();
-      auto fits = [&](int cols) { return N <= multiprocessors * kLinearWarps * cols; };
-      if (fits(1)) TANDEM_NORM_ROW(1);
-      if (fits(2)) TANDEM_NORM_ROW(2);
-      if (fits(3)) TANDEM_NORM_ROW(3);
-      TANDEM_NORM_ROW(4);
+      return kernel::WithCompiledK<T>(K, [&](auto compiled_k) {
+        constexpr int kK = decltype(compiled_k)::value;
+#define TANDEM_NORM_ROW(C)                                                                    \
+  return LaunchLinear<T, 1, true, kEpilogue, true, C, kK>(x, norm_weight, norm_bias, eps,     \
+                                                          weight, bias, out, rows, K, N, stream)
+        const int multiprocessors = kernel::MultiprocessorCount();
+        auto fits = [&](int cols) { return N <= multiprocessors * kLinearWarps * cols; };
+        if (fits(1)) TANDEM_NORM_ROW(1);
+        if (fits(2)) TANDEM_NORM_ROW(2);
+        if (fits(3)) TANDEM_NORM_ROW(3);
+        TANDEM_NORM_ROW(4);
 #undef TANDEM_NORM_ROW
+      });
     }
   }
   if (rows <= 1) TANDEM_LINEAR(1);

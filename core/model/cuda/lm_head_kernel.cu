@@ -360,11 +360,13 @@ GreedyTokensKernel(const T* __restrict__ logits, int vocab, int64_t row_stride,
 // in a fixed order) into tokens[0] and logprobs[0] as GreedyTokensKernel
 // defines them, so the
 // choice needs no kernel either. greedy.workspace: the ticket, then the
-// parts (kRowLmHeadPartsOffset); one launch at a time per workspace.
-template <typename T, bool kNorm, bool kGreedy>
+// parts (kRowLmHeadPartsOffset); one launch at a time per workspace. kK > 0:
+// K compiled in (kernel::WithCompiledK).
+template <typename T, bool kNorm, bool kGreedy, int kK>
 __global__ void __launch_bounds__(kLinearWarps * 32)
 RowLmHeadKernel(const T* __restrict__ x, RowLmHeadNorm norm, const T* __restrict__ weight,
                 float* __restrict__ logits, int K, int N, RowLmHeadGreedy greedy) {
+  if constexpr (kK > 0) K = kK;
   constexpr int kVec = kernel::Vec16<T>::kSize;
   __shared__ GreedyPart warp_parts[kLinearWarps];
   __shared__ bool last_block;
@@ -448,14 +450,14 @@ RowLmHeadKernel(const T* __restrict__ x, RowLmHeadNorm norm, const T* __restrict
   }
 }
 
-// The grid of RowLmHeadKernel<T, kNorm, kGreedy>: one wave (its occupancy on
-// every multiprocessor, at most kRowLmHeadBlocksPerSm: the workspace's
-// parts), or fewer blocks where N has fewer columns.
-template <typename T, bool kNorm, bool kGreedy>
+// The grid of RowLmHeadKernel<T, kNorm, kGreedy, kK>: one wave (its
+// occupancy on every multiprocessor, at most kRowLmHeadBlocksPerSm: the
+// workspace's parts), or fewer blocks where N has fewer columns.
+template <typename T, bool kNorm, bool kGreedy, int kK>
 int RowLmHeadBlocks(int N) {
   static const int resident = [] {
     const int per_sm = kernel::ResidentBlocksPerMultiprocessor(
-        RowLmHeadKernel<T, kNorm, kGreedy>, kLinearWarps * 32);
+        RowLmHeadKernel<T, kNorm, kGreedy, kK>, kLinearWarps * 32);
     return (per_sm < kRowLmHeadBlocksPerSm ? per_sm : kRowLmHeadBlocksPerSm) *
            kernel::MultiprocessorCount();
   }();
@@ -467,10 +469,13 @@ template <typename T, bool kNorm, bool kGreedy>
 cudaError_t LaunchRowLmHeadOf(const void* x, const RowLmHeadNorm& norm, const void* weight,
                               float* logits, int K, int N, const RowLmHeadGreedy& greedy,
                               cudaStream_t stream) {
-  return kernel::LaunchOverlapped(RowLmHeadKernel<T, kNorm, kGreedy>,
-                                  dim3(RowLmHeadBlocks<T, kNorm, kGreedy>(N)),
-                                  dim3(kLinearWarps * 32), 0, stream, static_cast<const T*>(x),
-                                  norm, static_cast<const T*>(weight), logits, K, N, greedy);
+  return kernel::WithCompiledK<T>(K, [&](auto compiled_k) {
+    constexpr int kK = decltype(compiled_k)::value;
+    return kernel::LaunchOverlapped(RowLmHeadKernel<T, kNorm, kGreedy, kK>,
+                                    dim3(RowLmHeadBlocks<T, kNorm, kGreedy, kK>(N)),
+                                    dim3(kLinearWarps * 32), 0, stream, static_cast<const T*>(x),
+                                    norm, static_cast<const T*>(weight), logits, K, N, greedy);
+  });
 }
 
 // Blocks per row: kGreedyBlocks, halved while the batch would take more

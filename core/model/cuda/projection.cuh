@@ -133,6 +133,31 @@ __device__ __forceinline__ void WarpDotRows(const T* w_row, uint4 (&chunk)[kChun
 template <typename T>
 constexpr int kOneChunkK = kChunk * 32 * Vec16<T>::kSize;
 
+// The one-row kernels (K <= kOneChunkK<T>) take K as a template argument kK:
+// launch(std::integral_constant<int, kK>()) with kK = K where K is a whole
+// number (1 to kChunk) of vectors a lane, for 16-bit T; else kK = 0, K at run
+// time. A kernel with kK > 0 uses kK for K, so its bounds checks, its loops'
+// unused vectors and K's arithmetic fold away: GPT-2 small's one-row
+// LayerNorm projections (K = 768, 3 of the 4 vectors) N=1 164.1 -> 158.5 us
+// per step, its LM head (95 -> 76 registers: 3 blocks a multiprocessor) 164.1
+// -> 162.1 (docs/results/bench/2026-12-04-h200-compiled-k/). float32 runs for
+// reference, not speed, and keeps K at run time (a quarter of the kernels).
+template <typename T, typename Launch>
+cudaError_t WithCompiledK(int K, Launch&& launch) {
+  if constexpr (sizeof(T) == 2) {
+    constexpr int kLaneVector = 32 * Vec16<T>::kSize;  // K of one vector a lane
+    static_assert(kChunk == 4, "one case per vector a lane");
+    switch (K % kLaneVector == 0 ? K / kLaneVector : 0) {
+      case 1: return launch(std::integral_constant<int, 1 * kLaneVector>());
+      case 2: return launch(std::integral_constant<int, 2 * kLaneVector>());
+      case 3: return launch(std::integral_constant<int, 3 * kLaneVector>());
+      case 4: return launch(std::integral_constant<int, 4 * kLaneVector>());
+      default: break;
+    }
+  }
+  return launch(std::integral_constant<int, 0>());
+}
+
 // A lane's share of one row's LayerNorm weight and bias [K] (K <=
 // kOneChunkK<T>: the elements LoadFirstChunk reads), raw, for WarpNormDotRows.
 struct NormChunk {
