@@ -19,8 +19,8 @@ source issues there:
       and of each column's weights, where that kernel loads its column's
       kChunk); and at least one such kernel must be found
   RowLayerNormKernel: 2 (its LayerNorm weight and bias)
-  RowLmHeadKernel<T, kNorm, kGreedy, kK>: V (its first column's weights), and
-      with kNorm 2 * V more (the lane's LayerNorm weight and bias)
+  RowLmHeadKernel<T, kNorm, kGreedy, kK>: V (its first column's weights; its
+      LayerNorm weight and bias are prefetched into L2 there, and loaded after)
 
 V, the vectors a lane loads of a row of K elements: kChunk (4) where K is a
 run-time argument (kK = 0: the loads beyond K are predicated off), else K
@@ -103,10 +103,7 @@ def expected_loads(name):
         return 2
     if family == "RowLmHeadKernel":
         args = ROW_LM_HEAD.search(name)
-        if not args:
-            return CHUNK
-        vectors = lane_vectors(args.group(1), args.group(4))
-        return vectors + (2 * vectors if args.group(2) == "1" else 0)
+        return lane_vectors(args.group(1), args.group(4)) if args else CHUNK
     return 1
 
 

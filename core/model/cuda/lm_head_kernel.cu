@@ -347,8 +347,8 @@ GreedyTokensKernel(const T* __restrict__ logits, int vocab, int64_t row_stride,
 // One row's LM head (K <= kOneChunkK<T>) in one wave of blocks: warp w of
 // block b takes output columns n = b * kLinearWarps + w, n + W, n + 2W, ...
 // (W: the grid's warps), loading the next column's weights while it
-// multiplies the current one; the first column's weights (and the
-// LayerNorm's) load before the wait. Each column's sum runs in WarpDotRows's
+// multiplies the current one; the first column's weights load before the
+// wait (and the LayerNorm's move into L2). Each column's sum runs in WarpDotRows's
 // order and is rounded to T as LmHeadKernel's, so the logits are its bits.
 //
 // With norm.weight (not null) x is the residual stream and each warp
@@ -377,14 +377,21 @@ RowLmHeadKernel(const T* __restrict__ x, RowLmHeadNorm norm, const T* __restrict
   uint4 chunk[kChunk];
   kernel::LoadFirstChunk(weight + static_cast<size_t>(start < N ? start : 0) * K, start < N, K,
                          chunk);
-  kernel::NormChunk norm_chunk;
-  if constexpr (kNorm) {
-    kernel::LoadNormChunk(static_cast<const T*>(norm.weight), static_cast<const T*>(norm.bias),
-                          true, K, norm_chunk);
+  // The LayerNorm's weight and bias move into L2 before the wait and into
+  // registers after it, beside x: held across the wait, ptxas moved their
+  // loads after it anyway in the kernels with K compiled in (so they came
+  // from HBM), and where it kept them there they cost registers (95 against
+  // 76 at GPT-2 small's K: 2 blocks a multiprocessor instead of 3).
+  if (kNorm && warp == 0) {
+    kernel::WarpPrefetchL2(norm.weight, K * static_cast<int>(sizeof(T)));
+    kernel::WarpPrefetchL2(norm.bias, K * static_cast<int>(sizeof(T)));
   }
   kernel::WaitForPreviousKernel();
   uint4 row[kChunk];  // the lane's share of x (normalized with kNorm), as T
   if constexpr (kNorm) {
+    kernel::NormChunk norm_chunk;
+    kernel::LoadNormChunk(static_cast<const T*>(norm.weight), static_cast<const T*>(norm.bias),
+                          true, K, norm_chunk);
     kernel::WarpNormRow(norm_chunk, x, K, norm.eps, row);
   } else {
     kernel::LoadHeldRow(x, K, row);
