@@ -20,7 +20,7 @@ source issues there:
       kChunk); and at least one such kernel must be found
   RowLayerNormKernel: 2 (its LayerNorm weight and bias)
   RowLmHeadKernel<T, kNorm, kGreedy, kK>: V (its first column's weights; its
-      LayerNorm weight and bias are prefetched into L2 there, and loaded after)
+      LayerNorm weight and bias load after the wait, beside x)
 
 V, the vectors a lane loads of a row of K elements: kChunk (4) where K is a
 run-time argument (kK = 0: the loads beyond K are predicated off), else K

@@ -348,7 +348,7 @@ GreedyTokensKernel(const T* __restrict__ logits, int vocab, int64_t row_stride,
 // block b takes output columns n = b * kLinearWarps + w, n + W, n + 2W, ...
 // (W: the grid's warps), loading the next column's weights while it
 // multiplies the current one; the first column's weights load before the
-// wait (and the LayerNorm's move into L2). Each column's sum runs in WarpDotRows's
+// wait, the LayerNorm's after it. Each column's sum runs in WarpDotRows's
 // order and is rounded to T as LmHeadKernel's, so the logits are its bits.
 //
 // With norm.weight (not null) x is the residual stream and each warp
@@ -377,16 +377,13 @@ RowLmHeadKernel(const T* __restrict__ x, RowLmHeadNorm norm, const T* __restrict
   uint4 chunk[kChunk];
   kernel::LoadFirstChunk(weight + static_cast<size_t>(start < N ? start : 0) * K, start < N, K,
                          chunk);
-  // The LayerNorm's weight and bias move into L2 before the wait and into
-  // registers after it, beside x: held across the wait, ptxas moved their
-  // loads after it anyway in the kernels with K compiled in (so they came
-  // from HBM), and where it kept them there they cost registers (95 against
-  // 76 at GPT-2 small's K: 2 blocks a multiprocessor instead of 3).
-  if (kNorm && warp == 0) {
-    kernel::WarpPrefetchL2(norm.weight, K * static_cast<int>(sizeof(T)));
-    kernel::WarpPrefetchL2(norm.bias, K * static_cast<int>(sizeof(T)));
-  }
   kernel::WaitForPreviousKernel();
+  // The LayerNorm's weight and bias load after the wait, beside x. Loaded
+  // before it, ptxas moved them after it anyway in the kernels with K
+  // compiled in, and kept them in the others at a cost of registers (95
+  // against 76 at GPT-2 small's K: 2 blocks a multiprocessor instead of 3).
+  // Prefetching them into L2 before the wait measured 0.9 us a step slower
+  // at N=1 (docs/results/bench/2026-12-04-h200-compiled-k/call4-head-norm/).
   uint4 row[kChunk];  // the lane's share of x (normalized with kNorm), as T
   if constexpr (kNorm) {
     kernel::NormChunk norm_chunk;
