@@ -378,12 +378,13 @@ RowLmHeadKernel(const T* __restrict__ x, RowLmHeadNorm norm, const T* __restrict
   kernel::LoadFirstChunk(weight + static_cast<size_t>(start < N ? start : 0) * K, start < N, K,
                          chunk);
   kernel::WaitForPreviousKernel();
-  // The LayerNorm's weight and bias load after the wait, beside x. Loaded
-  // before it, ptxas moved them after it anyway in the kernels with K
-  // compiled in, and kept them in the others at a cost of registers (95
-  // against 76 at GPT-2 small's K: 2 blocks a multiprocessor instead of 3).
-  // Prefetching them into L2 before the wait measured 0.9 us a step slower
-  // at N=1 (docs/results/bench/2026-12-04-h200-compiled-k/call4-head-norm/).
+  // The LayerNorm's weight and bias load after the wait, beside x. Written
+  // before it, ptxas moved their loads after it anyway in the kernels with K
+  // compiled in (GPT-2 small's: 76 registers, 3 blocks a multiprocessor), and
+  // kept them before it in the others (95 registers, 2 blocks). Loading them
+  // into registers before the wait gained nothing measurable at GPT-2 small's
+  // N=1, and prefetching them into L2 there cost 0.9 us a step
+  // (docs/results/bench/2026-12-04-h200-compiled-k/call4-head-norm/).
   uint4 row[kChunk];  // the lane's share of x (normalized with kNorm), as T
   if constexpr (kNorm) {
     kernel::NormChunk norm_chunk;
