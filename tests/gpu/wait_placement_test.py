@@ -21,12 +21,12 @@ source issues there:
   RowLayerNormKernel: 2 (its LayerNorm weight and bias)
   RowLmHeadKernel<T, kNorm, kGreedy, kK>: V (its first column's weights; its
       LayerNorm weight and bias load after the wait, beside x)
+  ClusterLinearKernel: 1 asynchronous copy to shared memory (LDGSTS)
+  WgmmaLinearKernel: 2, its weight tile's bulk tensor copy (UTMALDG) and its bias
 
 V, the vectors a lane loads of a row of K elements: kChunk (4) where K is a
 run-time argument (kK = 0: the loads beyond K are predicated off), else K
 compiled in (kernel::WithCompiledK) over 32 lanes' 16-byte vectors.
-  ClusterLinearKernel: 1 asynchronous copy to shared memory (LDGSTS)
-  WgmmaLinearKernel: 2, its weight tile's bulk tensor copy (UTMALDG) and its bias
 
 Usage: wait_placement_test.py (--cuobjdump PATH LIBRARY | --sass FILE...)
 """

@@ -12,6 +12,8 @@
 #ifndef TANDEM_CORE_CUDA_PROJECTION_CUH_
 #define TANDEM_CORE_CUDA_PROJECTION_CUH_
 
+#include <type_traits>
+
 #include "core/model/cuda/kernel_math.cuh"
 
 namespace tandem {
