@@ -2,17 +2,15 @@
 #
 #   bash docs/results/bench/2026-12-04-h200-compiled-k/next-call.sh
 #
-# next-experiments.diff (temporary switches, TANDEM_EXPERIMENT): `earlynew`, the one-row decode
+# next-experiments.diff (temporary switch TANDEM_EXPERIMENT=earlynew): the one-row decode
 # attention (the preloaded kernels, no rotation: GPT-2 at N=1) loads the new position's key
 # and value from qkv right after the wait, beside the query. Now the block whose slice holds
 # the new position reads them in its masked pass, after the query has been used, which can
 # be a second L2 round trip after the wait on the critical path. Locally ptxas gives the
-# kernel 90 registers against 89. Also `head4`: the one-row head with K compiled in capped
-# at 64 registers (launch bounds 256, 4), so that 4 blocks fit a multiprocessor instead of 3
-# (locally 72 bytes spilled; 3 against 2 blocks gained 2 us this session). The call: the
-# build, the attention, head and engine tests with both switches on, the attention kernel's
-# SASS with and without `earlynew` (its loads before and after the wait, ACQBULK), then the
-# N=1 A/B, 3 rounds.
+# kernel 90 registers against 89. A first look in this session's call 6 (no tests): N=1
+# 157.0 / 157.4 us against 158.5 / 158.4 without it. The call: the build, the attention
+# and engine tests with the switch on, the attention kernel's SASS with and without it (its
+# loads before and after the wait, ACQBULK), then the N=1 A/B, 3 rounds.
 set -u
 here=docs/results/bench/2026-12-04-h200-compiled-k
 tar -xJf .tp/third_party.tar.xz
@@ -22,7 +20,7 @@ t0=$(date +%s)
 timeout 330 bash scripts/gpu-session.sh 2>&1 | grep -v "build ok"
 [ "${PIPESTATUS[0]}" = 0 ] || exit 1
 ( source .device/prelude.sh
-  TANDEM_EXPERIMENT=earlynew-head4 ctest --test-dir build-gpu -L gpu --output-on-failure \
+  TANDEM_EXPERIMENT=earlynew ctest --test-dir build-gpu -L gpu --output-on-failure \
       -R "DecodeAttention|DecodeKernel|EngineModes" --timeout 120 > "$OUT/gpu-tests-switches.log" 2>&1
   grep -E "tests passed|Failed|\*\*\*" "$OUT/gpu-tests-switches.log" | tail -12
   lib=$(find build-gpu -name "libtandem_model*" | head -1)
@@ -46,7 +44,7 @@ for name, arch, body in functions(sass):
 PY
   rm -f "$OUT/model.sass" )
 echo "== t=$(( $(date +%s) - t0 ))"
-BUILD_TARGET=tandem-bench AB_VARIANTS="none earlynew head4" AB_ARCHES=gpt2 AB_BATCHES=1 AB_ROUNDS=3 \
+BUILD_TARGET=tandem-bench AB_VARIANTS="none earlynew" AB_ARCHES=gpt2 AB_BATCHES=1 AB_ROUNDS=3 \
   timeout 150 bash scripts/gpu-session.sh ab 2>&1 | grep -v "build ok"
 echo "== t=$(( $(date +%s) - t0 ))"
 } | tee "$OUT/output.txt"

@@ -3,7 +3,7 @@
 # stays the full version for the next session.
 set -u
 tar -xJf .tp/third_party.tar.xz
-git apply docs/results/bench/2026-12-04-h200-compiled-k/next-experiments.diff || exit 1
+git apply docs/results/bench/2026-12-04-h200-compiled-k/call6-next-preview/experiments.diff || exit 1
 t0=$(date +%s)
 {
 BUILD_TARGET=tandem-bench AB_VARIANTS="none earlynew head4" AB_ARCHES=gpt2 AB_BATCHES=1 \
