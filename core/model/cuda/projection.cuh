@@ -143,7 +143,8 @@ constexpr int kOneChunkK = kChunk * 32 * Vec16<T>::kSize;
 // LayerNorm projections (K = 768, 3 of the 4 vectors) N=1 164.1 -> 158.5 us
 // per step, its LM head (95 -> 76 registers: 3 blocks a multiprocessor) 164.1
 // -> 162.1 (docs/results/bench/2026-12-04-h200-compiled-k/). float32 runs for
-// reference, not speed, and keeps K at run time (a quarter of the kernels).
+// reference, not speed, and keeps K at run time, so the compiled variants are
+// built for two element types, not three.
 template <typename T, typename Launch>
 cudaError_t WithCompiledK(int K, Launch&& launch) {
   if constexpr (sizeof(T) == 2) {
