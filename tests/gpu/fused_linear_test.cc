@@ -10,7 +10,7 @@
 // block a multiprocessor, so the one-row kernel takes 2, 3 and 4 columns a
 // warp with its last warp's columns partly past N. Both within a rounding of
 // ATen's layer_norm + addmm (+ GELU). fp32, fp16 and bf16; a shifted, scaled
-// row (the two-pass statistics).
+// row (|mean| > std: the statistics' sums run around the row's first element).
 #include <cmath>
 #include <string>
 #include <vector>

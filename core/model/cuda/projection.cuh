@@ -43,9 +43,30 @@ __device__ __forceinline__ void WarpPrefetchL2(const void* p, int bytes) {
   }
 }
 
+// A row's LayerNorm statistics from the warp's sums (every lane's) of
+// d = x - shift and d * d over the row's K elements, where shift is the row's
+// first element: one pass and one warp reduction of both sums. Around the
+// first element rather than 0, the variance E[d^2] - E[d]^2 does not cancel
+// when |mean| >> std. Against two passes (the mean, then the squares around
+// it: two warp reductions one after the other), GPT-2 small bf16 N=1 155.4 ->
+// 154.3 us per step (docs/results/bench/2026-12-04-h200-stats-latency/).
+__device__ __forceinline__ void StatsFromShiftedSums(float shift, float sum, float squares,
+                                                     int K, float eps, float& mean,
+                                                     float& rstd) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    squares += __shfl_xor_sync(0xffffffffu, squares, offset);
+  }
+  const float m = sum / K;  // mean - shift
+  mean = shift + m;
+  rstd = rsqrtf(fmaxf(squares / K - m * m, 0.0f) + eps);
+}
+
 // mean[m] and rstd[m] = 1 / sqrt(var + eps) of each row m < rows of x, for
-// the whole block (warp m takes row m; two passes, exact even when
-// |mean| >> std). Ends with __syncthreads: every thread must call it.
+// the whole block (warp m takes row m; StatsFromShiftedSums, each lane's
+// sums over its vectors in element order). Ends with __syncthreads: every
+// thread must call it.
 template <typename T>
 __device__ void BlockNormStats(const T* x, int rows, int K, float eps, float* mean,
                                float* rstd) {
@@ -53,25 +74,23 @@ __device__ void BlockNormStats(const T* x, int rows, int K, float eps, float* me
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   for (int m = warp; m < rows; m += blockDim.x / 32) {
     const T* row = x + static_cast<size_t>(m) * K;
-    float sum = 0.0f;
+    const float shift = ToFloat(row[0]);
+    float sum = 0.0f, squares = 0.0f;
     for (int k = lane * kVec; k < K; k += 32 * kVec) {
       float v[kVec];
       LoadVecCoherent(row + k, v);
 #pragma unroll
-      for (int i = 0; i < kVec; ++i) sum += v[i];
+      for (int i = 0; i < kVec; ++i) {
+        const float d = v[i] - shift;
+        sum += d;
+        squares += d * d;
+      }
     }
-    const float mu = WarpSum(sum) / K;
-    float squares = 0.0f;  // second pass (L1 hits)
-    for (int k = lane * kVec; k < K; k += 32 * kVec) {
-      float v[kVec];
-      LoadVecCoherent(row + k, v);
-#pragma unroll
-      for (int i = 0; i < kVec; ++i) squares += (v[i] - mu) * (v[i] - mu);
-    }
-    const float variance = WarpSum(squares) / K;
+    float row_mean, row_rstd;
+    StatsFromShiftedSums(shift, sum, squares, K, eps, row_mean, row_rstd);
     if (lane == 0) {
-      mean[m] = mu;
-      rstd[m] = rsqrtf(variance + eps);
+      mean[m] = row_mean;
+      rstd[m] = row_rstd;
     }
   }
   __syncthreads();
@@ -183,25 +202,6 @@ __device__ __forceinline__ void LoadNormChunk(const T* norm_weight, const T* nor
   }
 }
 
-// The sum over the lane's vectors of a row it holds (`row`, at the elements
-// LoadFirstChunk reads, K <= kOneChunkK<T>) of term(element), in element
-// order (BlockNormStats's order for the lane).
-template <typename T, typename Term>
-__device__ __forceinline__ float HeldSum(const uint4 (&row)[kChunk], int K, Term term) {
-  constexpr int kVec = Vec16<T>::kSize;
-  const int first = (threadIdx.x % 32) * kVec;
-  float total = 0.0f;
-#pragma unroll
-  for (int c = 0; c < kChunk; ++c) {
-    if (first + c * 32 * kVec >= K) break;
-    float v[kVec];
-    Unpack<T>(row[c], v);
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) total += term(v[i]);
-  }
-  return total;
-}
-
 // The lane's share of row x [K] (the elements LoadFirstChunk reads, K <=
 // kOneChunkK<T>), read after the wait: x comes from the previous kernel.
 template <typename T>
@@ -216,14 +216,29 @@ __device__ __forceinline__ void LoadHeldRow(const T* x, int K, uint4 (&row)[kChu
 }
 
 // A held row's LayerNorm statistics, computed by the warp (every lane gets
-// them): BlockNormStats's arithmetic in its order, so the same bits.
+// them): BlockNormStats's arithmetic in its order, so the same bits. The
+// shift, the row's first element, is lane 0's.
 template <typename T>
 __device__ __forceinline__ void WarpRowStats(const uint4 (&row)[kChunk], int K, float eps,
                                              float& mean, float& rstd) {
-  mean = WarpSum(HeldSum<T>(row, K, [](float v) { return v; })) / K;
-  const float mu = mean;
-  const float squares = HeldSum<T>(row, K, [mu](float v) { return (v - mu) * (v - mu); });
-  rstd = rsqrtf(WarpSum(squares) / K + eps);
+  constexpr int kVec = Vec16<T>::kSize;
+  const int first = (threadIdx.x % 32) * kVec;
+  float v[kVec];
+  Unpack<T>(row[0], v);
+  const float shift = __shfl_sync(0xffffffffu, v[0], 0);
+  float sum = 0.0f, squares = 0.0f;
+#pragma unroll
+  for (int c = 0; c < kChunk; ++c) {
+    if (first + c * 32 * kVec >= K) break;
+    Unpack<T>(row[c], v);
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) {
+      const float d = v[i] - shift;
+      sum += d;
+      squares += d * d;
+    }
+  }
+  StatsFromShiftedSums(shift, sum, squares, K, eps, mean, rstd);
 }
 
 // The LayerNorm of chunk c of a held row (LoadHeldRow) before its rounding
