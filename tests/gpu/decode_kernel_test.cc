@@ -85,9 +85,10 @@ TEST(DecodeKernelTest, MatchesTheGatherMatmulPathForEveryLength) {
 
 // The attention kernel at each launch shape it takes (DecodeAttentionShapeFor
 // depends on the device's multiprocessors): GPT-2 small's 12 heads at one row
-// (the context split over a cluster), at kMaxFusedRows + 1 rows (256 threads,
-// no split) and at the smallest batch that takes 128-thread blocks (GPT-2
-// small N=64 on an H200), fp32 against the gather + matmul path.
+// (512 threads, the context split over a cluster of 2 past 256 positions), at
+// kMaxFusedRows + 1 rows (256 threads, no split) and at the smallest batch
+// that takes 128-thread blocks (GPT-2 small N=64 on an H200), fp32 against the
+// gather + matmul path.
 TEST(DecodeKernelTest, AttentionMatchesTheReferenceAtEveryLaunchShape) {
   c10::InferenceMode inference_mode;
   const Gpt2Config config = Gpt2SmallWidth(/*layers=*/1);
@@ -97,6 +98,7 @@ TEST(DecodeKernelTest, AttentionMatchesTheReferenceAtEveryLaunchShape) {
   }
   ASSERT_GT(wide, 0) << "no batch up to 128 takes 128-thread blocks on this device";
   ASSERT_GT(DecodeAttentionShapeFor(1, 12).splits, 1);
+  ASSERT_EQ(DecodeAttentionShapeFor(1, 12).threads, 512);
   ASSERT_EQ(DecodeAttentionShapeFor(kMaxFusedRows + 1, 12).threads, 256);
   const Gpt2Weights weights = Gpt2Weights::Random(config, 7).To(at::kFloat, at::kCUDA);
   Gpt2FusedDecoder with_kernel(config, weights);

@@ -50,17 +50,19 @@ using kernel::Vec16;
 // rows): the block rotates the query into shared memory and appends the
 // rotated key, then a barrier, then the pass. Without it each thread reads its
 // dims of the query from qkv itself, and the threads whose pass reaches
-// position p take the new key and value from qkv and append them, so nothing
-// stands between the wait and the pass's loads. kAhead positions a thread
-// per chunk; kBlocks 256-thread blocks' worth resident per multiprocessor
-// (the register cap: at (4, 4) 64 registers a thread; (4, 3) 78, (6, 2) 96,
-// (3, 4) 64; preloaded, kBlocks 1: 88; kSpeculate, one block a row: the
+// position p append the new key and value from qkv (preloaded kernels read
+// them right after the wait, beside the query), so nothing stands between
+// the wait and the pass's loads. kThreads 128, 256 or (preloaded only) 512;
+// kAhead positions a thread per chunk; kBlocks 256-thread blocks' worth
+// resident per multiprocessor (the register cap: at (4, 4) 64 registers a
+// thread; (4, 3) 78, (6, 2) 96, (3, 4) 64; preloaded, kBlocks 1: 88-90, one
+// block a multiprocessor at 512 threads too; kSpeculate, one block a row: the
 // first chunk loaded before the position is known, (6, 2) 116, (4, 3) 80,
 // (3, 4) 64, and (4, 4), which no grid takes, spills 44 bytes). See
 // DecodeAttentionShapeFor.
 template <typename T, int kHeadDim, int kThreads, bool preload, bool kRotate, int kAhead,
           int kBlocks, bool kSpeculate = false>
-__global__ void __launch_bounds__(kThreads, kBlocks * 256 / kThreads)
+__global__ void __launch_bounds__(kThreads, (kBlocks * 256 + kThreads - 1) / kThreads)
 SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
                            T* __restrict__ v_cache, const int64_t* __restrict__ slots,
                            const int64_t* __restrict__ positions, bool positions_by_slot,
@@ -169,6 +171,18 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
   const T* q = row + static_cast<size_t>(h) * kHeadDim;
   const T* new_key = row + static_cast<size_t>(heads + kv_head) * kHeadDim;
   const T* new_value = row + static_cast<size_t>(heads + kv_heads + kv_head) * kHeadDim;
+  // Preloaded without rotation, the new position's key and value load here,
+  // beside the query, instead of in the masked pass after the query's use (a
+  // second L2 round trip after the wait): GPT-2 small bf16 N=1 156.6 -> 155.4
+  // us per step (docs/results/bench/2026-12-04-h200-stats-latency/).
+  constexpr bool kEarlyNew = preload && !kRotate;
+  uint4 early_key{}, early_value{};
+  if constexpr (kEarlyNew) {
+    if (has_new) {
+      early_key = *reinterpret_cast<const uint4*>(new_key + d0);
+      early_value = *reinterpret_cast<const uint4*>(new_value + d0);
+    }
+  }
   float qv[kVec];
   if constexpr (kRotate) {
     // Every block of the K/V head appends the same key and value (identical
@@ -198,8 +212,13 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
           key[a] = *reinterpret_cast<const uint4*>(keys + at);
           val[a] = *reinterpret_cast<const uint4*>(values + at);
         } else {
-          key[a] = *reinterpret_cast<const uint4*>(new_key + d0);
-          val[a] = *reinterpret_cast<const uint4*>(new_value + d0);
+          if constexpr (kEarlyNew) {
+            key[a] = early_key;
+            val[a] = early_value;
+          } else {
+            key[a] = *reinterpret_cast<const uint4*>(new_key + d0);
+            val[a] = *reinterpret_cast<const uint4*>(new_value + d0);
+          }
           *reinterpret_cast<uint4*>(keys + at) = key[a];
           *reinterpret_cast<uint4*>(values + at) = val[a];
         }
@@ -331,8 +350,8 @@ SplitDecodeAttentionKernel(const T* __restrict__ qkv, T* __restrict__ k_cache,
 }
 
 // Calls launch(&SplitDecodeAttentionKernel<T, ...>) for the runtime choices
-// (head_dim 64 or 128, threads 128 or 256, the shape's depth; Launch checks
-// them). Preloaded kernels take one block a multiprocessor and never
+// (head_dim 64 or 128, threads 128 or 256, or 512 preloaded, the shape's
+// depth; Launch checks them). Preloaded kernels take one block a multiprocessor and never
 // speculate.
 template <typename T, int kHeadDim, int kThreads, bool kPreload, int kAhead, int kBlocks,
           typename LaunchFn>
@@ -380,6 +399,10 @@ cudaError_t DispatchFlags(const DecodeAttentionShape& shape, bool rotate, Launch
 template <typename T, typename LaunchFn>
 cudaError_t Dispatch(int head_dim, const DecodeAttentionShape& shape, bool rotate,
                      LaunchFn&& launch) {
+  if (shape.threads == 512) {  // preloaded only (Launch checks)
+    return head_dim == 64 ? DispatchRotate<T, 64, 512, true, 4, 1>(rotate, false, launch)
+                          : DispatchRotate<T, 128, 512, true, 4, 1>(rotate, false, launch);
+  }
   if (head_dim == 64) {
     return shape.threads == 128 ? DispatchFlags<T, 64, 128>(shape, rotate, launch)
                                 : DispatchFlags<T, 64, 256>(shape, rotate, launch);
@@ -397,7 +420,7 @@ cudaError_t Launch(const DecodeAttentionShape& shape, const void* qkv, void* k, 
     return cudaErrorInvalidValue;
   }
   const int splits = shape.splits, threads = shape.threads;
-  if ((threads != 128 && threads != 256) ||
+  if ((threads != 128 && threads != 256 && !(threads == 512 && shape.preload)) ||
       (splits != 1 && splits != 2 && splits != 4 && splits != 8)) {
     return cudaErrorInvalidValue;
   }

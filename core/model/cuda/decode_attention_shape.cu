@@ -42,6 +42,20 @@ DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads) {
   // splits of a short context) unchanged, 293.0 / 292.0 -> 292.3 / 292.4
   // (docs/results/bench/2026-12-01-h200-n1-kernels/).
   shape.preload = blocks <= sms;
+  // Where the batch's heads number an eighth of the multiprocessors or fewer
+  // (8 splits: GPT-2 small and medium at one row), 512-thread blocks, whose
+  // preloaded first chunk holds 256 positions, at most 2 splits of up to 256
+  // positions each: contexts up to 256 take one block and no cluster merge.
+  // GPT-2 small bf16 N=1 (contexts 64-320), in one build and call: 154.5 ->
+  // 149.6 us per step; with 512-thread blocks in clusters of 8 (256
+  // positions a split) 158.4, as those clusters' 96 blocks of 512 threads
+  // wait for room beside the projection's blocks
+  // (docs/results/bench/2026-12-04-h200-stats-latency/).
+  if (shape.preload && shape.splits == 8) {
+    shape.threads = 512;
+    shape.splits = 2;
+    shape.split_positions = 256;
+  }
   // Without preload, how deep a thread's chunk and how many blocks a
   // multiprocessor keeps (the register cap), by the grid: GPT-2 small bf16,
   // double-buffered + graphs, in one call against (4, 4) at every size

@@ -68,7 +68,7 @@ cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_ca
 // device's multiprocessors only.
 struct DecodeAttentionShape {
   int splits = 1;
-  int threads = 256;
+  int threads = 256;  // 128, 256, or 512 with preload
   // The first pass's keys and values loaded before waiting for the previous
   // kernel (which the slot's cached positions never come from).
   bool preload = false;
@@ -92,7 +92,8 @@ DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads);
 std::string DecodeAttentionShapeName(const DecodeAttentionShape& shape);
 
 // LaunchDecodeAttention at a given shape (tandem-attention-bench's sweep):
-// splits 1, 2, 4 or 8, threads 128 or 256, the (ahead, blocks) pairs above,
+// splits 1, 2, 4 or 8, threads 128 or 256 (or 512 with preload), the (ahead,
+// blocks) pairs above,
 // any split_positions (0 or less: every split); cudaErrorInvalidValue for others.
 cudaError_t LaunchDecodeAttentionShaped(const DecodeAttentionShape& shape, KernelDType dtype,
                                         const void* qkv, void* k_cache, void* v_cache,
