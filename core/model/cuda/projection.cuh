@@ -63,10 +63,34 @@ __device__ __forceinline__ void StatsFromShiftedSums(float shift, float sum, flo
   rstd = rsqrtf(fmaxf(squares / K - m * m, 0.0f) + eps);
 }
 
+// Adds a vector's d = v - shift and d * d to a lane's sums, each as a tree
+// over the vector's elements (pairs, then pairs of pairs), so that a lane's
+// dependent adds are a few a vector rather than one an element.
+template <int kVec>
+__device__ __forceinline__ void AddShiftedVector(const float (&v)[kVec], float shift, float& sum,
+                                                 float& squares) {
+  float d[kVec], q[kVec];
+#pragma unroll
+  for (int i = 0; i < kVec; ++i) {
+    d[i] = v[i] - shift;
+    q[i] = d[i] * d[i];
+  }
+#pragma unroll
+  for (int width = kVec / 2; width > 0; width /= 2) {
+#pragma unroll
+    for (int i = 0; i < width; ++i) {
+      d[i] += d[i + width];
+      q[i] += q[i + width];
+    }
+  }
+  sum += d[0];
+  squares += q[0];
+}
+
 // mean[m] and rstd[m] = 1 / sqrt(var + eps) of each row m < rows of x, for
 // the whole block (warp m takes row m; StatsFromShiftedSums, each lane's
-// sums over its vectors in element order). Ends with __syncthreads: every
-// thread must call it.
+// sums over its vectors in order, AddShiftedVector). Ends with
+// __syncthreads: every thread must call it.
 template <typename T>
 __device__ void BlockNormStats(const T* x, int rows, int K, float eps, float* mean,
                                float* rstd) {
@@ -79,12 +103,7 @@ __device__ void BlockNormStats(const T* x, int rows, int K, float eps, float* me
     for (int k = lane * kVec; k < K; k += 32 * kVec) {
       float v[kVec];
       LoadVecCoherent(row + k, v);
-#pragma unroll
-      for (int i = 0; i < kVec; ++i) {
-        const float d = v[i] - shift;
-        sum += d;
-        squares += d * d;
-      }
+      AddShiftedVector(v, shift, sum, squares);
     }
     float row_mean, row_rstd;
     StatsFromShiftedSums(shift, sum, squares, K, eps, row_mean, row_rstd);
@@ -231,12 +250,7 @@ __device__ __forceinline__ void WarpRowStats(const uint4 (&row)[kChunk], int K, 
   for (int c = 0; c < kChunk; ++c) {
     if (first + c * 32 * kVec >= K) break;
     Unpack<T>(row[c], v);
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) {
-      const float d = v[i] - shift;
-      sum += d;
-      squares += d * d;
-    }
+    AddShiftedVector(v, shift, sum, squares);
   }
   StatsFromShiftedSums(shift, sum, squares, K, eps, mean, rstd);
 }
