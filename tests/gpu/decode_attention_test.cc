@@ -1,12 +1,11 @@
 // GPU test of the decode attention kernel at every launch shape (context
-// split over 1, 2 or 4 blocks of 128 or 256 threads, or 1-2 preloaded blocks of
-// 512, the first pass's K/V loaded before the wait or after at every chunk
-// depth; a cluster of 8, 4 or 2
-// using as many of its blocks as the context's length asks) against attention
-// computed in float64 by ATen: fp32, fp16 and bf16, head sizes 64 and 128,
-// with and without grouped-query heads, contexts from the first position to
-// 1,001 (on and around the edges of a block's passes), rows read through
-// per-slot positions, the caches past each row's context NaN. With rotation
+// split over 1, 2 or 4 blocks of 128, 256 or (preloaded) 512 threads, the
+// first pass's K/V loaded before the wait or after at every chunk depth; a
+// cluster of 8 or 4 using as many of its blocks as the context's length
+// asks) against attention computed in float64 by ATen: fp32, fp16 and bf16,
+// head sizes 64 and 128, with and without grouped-query heads, contexts from
+// the first position to 1,001 (on and around the edges of a block's passes),
+// rows read through per-slot positions, the caches past each row's context NaN. With rotation
 // (Llama's RoPE and Qwen3's Q/K norms), every shape against the unsplit
 // 256-thread one: output and appended key.
 #include <cmath>
@@ -43,11 +42,11 @@ std::vector<DecodeAttentionShape> AllShapes() {
     shapes.push_back({8, threads, /*preload=*/true, 4, 4, /*split_positions=*/64});
     shapes.push_back({4, threads, /*preload=*/false, 4, 3, /*split_positions=*/100});
   }
-  // 512-thread blocks (preloaded only): one or two splits, and two by the
-  // context's length (positions 0-255 one block, 256-511 two: GPT-2 small's
-  // one-row shape).
-  for (int splits : {1, 2}) shapes.push_back({splits, 512, /*preload=*/true});
-  shapes.push_back({2, 512, /*preload=*/true, 4, 4, /*split_positions=*/256});
+  // 512-thread blocks (preloaded only): 1, 2 or 4 splits, and 4 by the
+  // context's length (positions 0-255 one block, 256-511 two, 512-1,023
+  // four: GPT-2 small's one-row shape).
+  for (int splits : {1, 2, 4}) shapes.push_back({splits, 512, /*preload=*/true});
+  shapes.push_back({4, 512, /*preload=*/true, 4, 4, /*split_positions=*/256});
   return shapes;
 }
 

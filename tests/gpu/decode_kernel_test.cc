@@ -85,7 +85,7 @@ TEST(DecodeKernelTest, MatchesTheGatherMatmulPathForEveryLength) {
 
 // The attention kernel at each launch shape it takes (DecodeAttentionShapeFor
 // depends on the device's multiprocessors): GPT-2 small's 12 heads at one row
-// (512 threads, the context split over a cluster of 2 past 256 positions), at
+// (512 threads, the context split over a cluster of 4 past 256 positions), at
 // kMaxFusedRows + 1 rows (256 threads, no split) and at the smallest batch
 // that takes 128-thread blocks (GPT-2 small N=64 on an H200), fp32 against the
 // gather + matmul path.

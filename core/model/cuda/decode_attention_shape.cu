@@ -44,16 +44,20 @@ DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads) {
   shape.preload = blocks <= sms;
   // Where the batch's heads number an eighth of the multiprocessors or fewer
   // (8 splits: GPT-2 small and medium at one row), 512-thread blocks, whose
-  // preloaded first chunk holds 256 positions, at most 2 splits of up to 256
-  // positions each: contexts up to 256 take one block and no cluster merge.
-  // GPT-2 small bf16 N=1 (contexts 64-320), in one build and call: 154.5 ->
-  // 149.6 us per step; with 512-thread blocks in clusters of 8 (256
-  // positions a split) 158.4, as those clusters' 96 blocks of 512 threads
-  // wait for room beside the projection's blocks
-  // (docs/results/bench/2026-12-04-h200-stats-latency/).
+  // preloaded first chunk holds 256 positions, at most 4 splits of up to 256
+  // positions each: contexts up to 256 take one block and no cluster merge,
+  // and up to 1,024 one preloaded chunk a block. GPT-2 small bf16 N=1, in one
+  // call (docs/results/bench/2026-12-04-h200-stats-latency/call5-tree-cap/):
+  // prompt 64 (contexts 64-320) 150.8 / 150.9 us per step against 157.5 for
+  // the previous build (256-thread blocks, 8 splits of 128); prompt 700
+  // (contexts 700-956) 161.5 / 162.2 against 162.1. At most 2 splits was 0.4
+  // us faster at prompt 64 but 174.8 at prompt 700 (a second chunk after the
+  // wait); clusters of 8 such blocks were slower at prompt 64 (158.4 against
+  // 149.6 at 2, call 3), their 96 blocks of 512 threads waiting for room
+  // beside the projection's.
   if (shape.preload && shape.splits == 8) {
     shape.threads = 512;
-    shape.splits = 2;
+    shape.splits = 4;
     shape.split_positions = 256;
   }
   // Without preload, how deep a thread's chunk and how many blocks a
