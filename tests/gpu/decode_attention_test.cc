@@ -5,9 +5,9 @@
 // asks) against attention computed in float64 by ATen: fp32, fp16 and bf16,
 // head sizes 64 and 128, with and without grouped-query heads, contexts from
 // the first position to 1,001 (on and around the edges of a block's passes),
-// rows read through per-slot positions, the caches past each row's context NaN. With rotation
-// (Llama's RoPE and Qwen3's Q/K norms), every shape against the unsplit
-// 256-thread one: output and appended key.
+// rows read through per-slot positions, the caches past each row's context
+// NaN. With rotation (Llama's RoPE and Qwen3's Q/K norms), every shape
+// against the unsplit 256-thread one: output and appended key.
 #include <cmath>
 #include <string>
 #include <utility>
