@@ -53,8 +53,8 @@ DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads) {
   // (contexts 700-956) 161.5 / 162.2 against 162.1. At most 2 splits was 0.4
   // us faster at prompt 64 but 174.8 at prompt 700 (a second chunk after the
   // wait); clusters of 8 such blocks were slower at prompt 64 (158.4 against
-  // 149.6 at 2, call 3), their 96 blocks of 512 threads waiting for room
-  // beside the projection's.
+  // 149.6 at 2, call 3), most likely as their 96 blocks of 512 threads wait
+  // for room beside the projection's (not profiled).
   if (shape.preload && shape.splits == 8) {
     shape.threads = 512;
     shape.splits = 4;
