@@ -63,7 +63,11 @@ __device__ __forceinline__ void StatsFromShiftedSums(float shift, float sum, flo
   }
   const float m = sum / K;  // mean - shift
   mean = shift + m;
-  rstd = rsqrtf(fmaxf(squares / K - m * m, 0.0f) + eps);
+  // An explicit fma: left to contraction, `squares / K - m * m` fused
+  // differently where K is a compiled-in power of two (the division becomes
+  // an exact multiply, and either product may take the fma), so a one-row
+  // kernel with K compiled in lost the bits of the runtime-K block path.
+  rstd = rsqrtf(fmaxf(fmaf(-m, m, squares / K), 0.0f) + eps);
 }
 
 // Adds a vector's d = v - shift and d * d to a lane's sums, each as a tree
