@@ -84,30 +84,43 @@ TEST(DecodeKernelTest, MatchesTheGatherMatmulPathForEveryLength) {
 }
 
 // The attention kernel at each launch shape it takes (DecodeAttentionShapeFor
-// depends on the device's multiprocessors): GPT-2 small's 12 heads at one row
-// (512 threads, the context split over a cluster of 4 past 256 positions), at
-// kMaxFusedRows + 1 rows (256 threads, no split) and at the smallest batch
-// that takes 128-thread blocks (GPT-2 small N=64 on an H200), fp32 against the
-// gather + matmul path.
+// depends on the device's multiprocessors and the slots' positions): GPT-2
+// small's 12 heads at one row (512 threads, the context split over a cluster
+// of 4 in 640-position slots, and the row at 400 positions over 2 of them:
+// the cluster's merge), at kMaxFusedRows + 1 rows (256 threads, no split) and
+// at the smallest batch that takes 128-thread blocks (GPT-2 small N=64 on an
+// H200), fp32 against the gather + matmul path.
 TEST(DecodeKernelTest, AttentionMatchesTheReferenceAtEveryLaunchShape) {
   c10::InferenceMode inference_mode;
-  const Gpt2Config config = Gpt2SmallWidth(/*layers=*/1);
+  constexpr int kContext = 640, kLongRow = 400;
+  Gpt2Config config = Gpt2SmallWidth(/*layers=*/1);
+  config.n_positions = kContext;
   int64_t wide = 0;  // the first batch of 128-thread blocks
   for (int64_t b = kMaxFusedRows + 1; b <= 128 && wide == 0; ++b) {
-    if (DecodeAttentionShapeFor(static_cast<int>(b), 12).threads == 128) wide = b;
+    if (DecodeAttentionShapeFor(static_cast<int>(b), 12, kContext).threads == 128) wide = b;
   }
   ASSERT_GT(wide, 0) << "no batch up to 128 takes 128-thread blocks on this device";
-  ASSERT_GT(DecodeAttentionShapeFor(1, 12).splits, 1);
-  ASSERT_EQ(DecodeAttentionShapeFor(1, 12).threads, 512);
-  ASSERT_EQ(DecodeAttentionShapeFor(kMaxFusedRows + 1, 12).threads, 256);
+  ASSERT_EQ(DecodeAttentionShapeFor(1, 12, kContext).splits, 4);
+  ASSERT_EQ(DecodeAttentionShapeFor(1, 12, kContext).threads, 512);
+  // No more splits than the slots' positions can use: 2 of 256 at the
+  // issue-15 bench's 321, none at 256.
+  ASSERT_EQ(DecodeAttentionShapeFor(1, 12, 321).splits, 2);
+  ASSERT_EQ(DecodeAttentionShapeFor(1, 12, 256).splits, 1);
+  ASSERT_EQ(DecodeAttentionShapeFor(kMaxFusedRows + 1, 12, kContext).threads, 256);
   const Gpt2Weights weights = Gpt2Weights::Random(config, 7).To(at::kFloat, at::kCUDA);
   Gpt2FusedDecoder with_kernel(config, weights);
   Gpt2Model reference(config, weights);
   const auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
-  KvCache cache_a(Shape(config, wide), options);
-  KvCache cache_b(Shape(config, wide), options);
-  const std::vector<int64_t> lengths =
+  const KvCacheShape shape{config.n_layer, wide, config.n_head, kContext, config.head_dim()};
+  KvCache cache_a(shape, options);
+  KvCache cache_b(shape, options);
+  std::vector<int64_t> lengths =
       PrefillBoth(with_kernel, &cache_a, reference, &cache_b, wide, 53, 5);
+  // The one-row batch's slot (wide - 1) past 256 positions.
+  const at::Tensor long_prompt = at::randint(50000, {kLongRow}, at::kLong).to(at::kCUDA);
+  with_kernel.Prefill(wide - 1, long_prompt, &cache_a);
+  reference.Prefill(wide - 1, long_prompt, &cache_b);
+  lengths[wide - 1] = kLongRow;
   for (int64_t batch : {int64_t{1}, int64_t{kMaxFusedRows + 1}, wide}) {
     std::vector<int64_t> slots, tokens, positions;
     for (int64_t b = 0; b < batch; ++b) {
@@ -117,8 +130,10 @@ TEST(DecodeKernelTest, AttentionMatchesTheReferenceAtEveryLaunchShape) {
       positions.push_back(lengths[slot]);
     }
     // The same token at the same position rewrites the same K/V each time.
-    const at::Tensor a = with_kernel.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_a);
-    const at::Tensor b = reference.Decode(Ids(slots), Ids(tokens), Ids(positions), 256, &cache_b);
+    const at::Tensor a =
+        with_kernel.Decode(Ids(slots), Ids(tokens), Ids(positions), kContext, &cache_a);
+    const at::Tensor b =
+        reference.Decode(Ids(slots), Ids(tokens), Ids(positions), kContext, &cache_b);
     EXPECT_LT(((a - b).norm() / b.norm()).item<double>(), 1e-4) << "batch " << batch;
     EXPECT_TRUE(at::equal(a.argmax(-1), b.argmax(-1))) << "batch " << batch;
   }

@@ -141,7 +141,8 @@ int main(int argc, char** argv) {
       Check(cudaMemcpy(positions, host_positions.data(), kMaxBatch * sizeof(int64_t),
                        cudaMemcpyHostToDevice),
             "cudaMemcpy");
-      std::vector<DecodeAttentionShape> shapes = {tandem::DecodeAttentionShapeFor(batch, kHeads)};
+      std::vector<DecodeAttentionShape> shapes = {
+          tandem::DecodeAttentionShapeFor(batch, kHeads, kMaxContext)};
       for (int splits : {1, 2}) {
         for (int threads : {256, 128}) shapes.push_back({splits, threads});
       }

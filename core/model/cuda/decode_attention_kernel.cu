@@ -477,7 +477,7 @@ cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_ca
                                         head_dim, max_context, scale, stream);
   }
   return LaunchDecodeAttentionShaped(
-      DecodeAttentionShapeFor(batch, heads), dtype, qkv, k_cache, v_cache,
+      DecodeAttentionShapeFor(batch, heads, max_context), dtype, qkv, k_cache, v_cache,
       slots, positions, positions_by_slot, out, batch, heads, kv_heads, head_dim, max_context,
       scale, stream, rotary);
 }

@@ -8,7 +8,7 @@
 
 namespace tandem {
 
-DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads) {
+DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads, int max_context) {
   // The context split over a cluster of 2, 4 or 8 blocks while heads x batch
   // blocks alone would leave multiprocessors idle (by batch size only, so a
   // bucket's padded rows split alike). Against the two-pass kernel this one
@@ -59,6 +59,13 @@ DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads) {
     shape.threads = 512;
     shape.splits = 4;
     shape.split_positions = 256;
+  }
+  // No more splits than a slot's longest context can use (max_context: its
+  // positions): the cluster's blocks past them would only start and exit. At
+  // the issue-15 bench's 321 positions (prompt 64 + 256 new tokens), GPT-2's
+  // one-row clusters hold 2 blocks instead of 4; at its default 1,024, 4.
+  while (shape.splits > 1 && (shape.splits / 2) * shape.split_positions >= max_context) {
+    shape.splits /= 2;
   }
   // Without preload, how deep a thread's chunk and how many blocks a
   // multiprocessor keeps (the register cap), by the grid: GPT-2 small bf16,

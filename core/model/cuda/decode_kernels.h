@@ -64,8 +64,8 @@ cudaError_t LaunchDecodeAttention(KernelDType dtype, const void* qkv, void* k_ca
 
 // How LaunchDecodeAttention's kernel runs a batch (up to kMaxFusedRows rows,
 // or H = Hkv): each row's context split over `splits` blocks (a cluster),
-// `threads` threads a block. Depends on the batch, the heads and the
-// device's multiprocessors only.
+// `threads` threads a block. Depends on the batch, the heads, the slots'
+// positions (max_context) and the device's multiprocessors only.
 struct DecodeAttentionShape {
   int splits = 1;
   int threads = 256;  // 128, 256, or 512 with preload
@@ -85,7 +85,9 @@ struct DecodeAttentionShape {
   // 0: always every split.
   int split_positions = 0;
 };
-DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads);
+// The shape LaunchDecodeAttention takes for `batch` rows of `heads` heads
+// over slots of max_context positions.
+DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads, int max_context);
 // "block 256 split 1", " within P" with split_positions, then " preload" or,
 // at a depth other than (4, 4), " ahead A xB" (the attention bench's rows, the
 // attention test's messages).
