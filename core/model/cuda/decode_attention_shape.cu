@@ -63,7 +63,10 @@ DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads, int max_conte
   // No more splits than a slot's longest context can use (max_context: its
   // positions): the cluster's blocks past them would only start and exit. At
   // the issue-15 bench's 321 positions (prompt 64 + 256 new tokens), GPT-2's
-  // one-row clusters hold 2 blocks instead of 4; at its default 1,024, 4.
+  // one-row clusters hold 2 blocks instead of 4 (at its default 1,024, 4):
+  // N=1 150.2 / 150.4 / 150.7 -> 150.1 / 149.8 / 150.0 us per step in one
+  // build, prompt 700 (957 positions, 4 either way) 161.1-161.2 both
+  // (docs/results/bench/2026-12-04-h200-context-cap/).
   while (shape.splits > 1 && (shape.splits / 2) * shape.split_positions >= max_context) {
     shape.splits /= 2;
   }
