@@ -1,5 +1,5 @@
 # Call 2 (carry [".device", ".tp"]), from the repository root:
-#   bash docs/results/bench/2026-12-04-h200-context-cap/call2.sh
+#   bash docs/results/bench/2026-12-04-h200-context-cap/call2-bench-hf-profile-openai/call.sh
 # On the committed tree (no switches): the bench (N = 1, 64, 256), N=1 alone in four
 # more processes (the A/B's form: one mode a process), transformers' static-cache
 # generate on the same checkpoint, Nsight Compute's per-kernel table at N = 1 and 64,

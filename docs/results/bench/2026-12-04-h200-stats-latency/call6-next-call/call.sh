@@ -2,11 +2,11 @@
 # repository root, with .prev made here first:
 #
 #   rm -rf .prev && mkdir .prev && git archive 22d6ba4 | tar -x -C .prev && rm -rf .prev/docs
-#   bash docs/results/bench/2026-12-04-h200-stats-latency/next-call.sh
+#   bash docs/results/bench/2026-12-04-h200-stats-latency/call6-next-call/call.sh
 #
 # The whole GPU suite on the committed code (not yet run on a GPU: DecodeAttentionTest's
 # 4-split 512-thread shapes, FusedLinearTest's mean-30 and outlier rows), the bench at N = 1, 2, 4, 8, 64, 256 against
-# 22d6ba4 built in the same call, and N=1 at a 700-token prompt on both. next-call-2.sh,
+# 22d6ba4 built in the same call, and N=1 at a 700-token prompt on both. call7-ahead5-profile/call.sh,
 # issued right after on the same warm machine, measures the next lever and takes the
 # per-kernel table. The device tool returns at most 8 files a call: the build logs and the
 # text tables (also in output.txt) are deleted at the end.

@@ -1,18 +1,18 @@
-# Prepared for the next session's second call, issued right after next-call.sh's on the same
+# Prepared for the next session's second call, issued right after call6-next-call/call.sh on the same
 # warm machine (carry [".device", ".tp"]), from the repository root:
 #
-#   bash docs/results/bench/2026-12-04-h200-stats-latency/next-call-2.sh
+#   bash docs/results/bench/2026-12-04-h200-stats-latency/call7-ahead5-profile/call.sh
 #
-# It applies next-experiments.diff (temporary switch TANDEM_EXPERIMENT=ahead5: the one-row
+# It applies experiments.diff (temporary switch TANDEM_EXPERIMENT=ahead5: the one-row
 # 512-thread attention with 5 positions a thread, so a preloaded chunk and a split hold 320
 # positions, this bench's longest context: no cluster merge at all at prompt 64; locally
 # ptxas gives the bf16 kernel 107 registers, no spills), rebuilds, runs the attention, kernel
 # and engine tests with the switch on, then the N=1 A/B at prompt 64 and 700, three and two
 # rounds, and Nsight Compute's per-kernel N=1 table of the committed kernels (switch off).
 set -u
-here=docs/results/bench/2026-12-04-h200-stats-latency
+here=docs/results/bench/2026-12-04-h200-stats-latency/call7-ahead5-profile
 tar -xJf .tp/third_party.tar.xz
-git apply "$here/next-experiments.diff" || exit 1
+git apply "$here/experiments.diff" || exit 1
 t0=$(date +%s)
 {
 timeout 200 bash scripts/gpu-session.sh 2>&1 | grep -v "build ok"

@@ -1,10 +1,10 @@
 # Call 1 (carry [".device", ".tp"]), from the repository root:
-#   bash docs/results/bench/2026-12-04-h200-context-cap/call1.sh
+#   bash docs/results/bench/2026-12-04-h200-context-cap/call1-tests-cap-ab/call.sh
 # The whole GPU suite and the bench (N = 1, 64, 256) on the committed tree, N=1 at a
 # 700-token prompt, then experiments.diff (TANDEM_EXPERIMENT=cap4: 4 context splits
 # whatever the slots' positions, the previous rule) and the N=1 A/B at prompt 64 and 700.
 set -u
-here=docs/results/bench/2026-12-04-h200-context-cap
+here=docs/results/bench/2026-12-04-h200-context-cap/call1-tests-cap-ab
 tar -xJf .tp/third_party.tar.xz
 t0=$(date +%s)
 {
