@@ -66,7 +66,9 @@ DecodeAttentionShape DecodeAttentionShapeFor(int batch, int heads, int max_conte
   // one-row clusters hold 2 blocks instead of 4 (at its default 1,024, 4):
   // N=1 150.2 / 150.4 / 150.7 -> 150.1 / 149.8 / 150.0 us per step in one
   // build, prompt 700 (957 positions, 4 either way) 161.1-161.2 both
-  // (docs/results/bench/2026-12-04-h200-context-cap/).
+  // (docs/results/bench/2026-12-04-h200-context-cap/). After the block size
+  // and preload are chosen from the uncapped grid: only preloaded shapes
+  // split (their grid is one wave), and they ignore the depth below.
   while (shape.splits > 1 && (shape.splits / 2) * shape.split_positions >= max_context) {
     shape.splits /= 2;
   }
