@@ -61,9 +61,13 @@ FusedLinearKernel(const T* __restrict__ x, const T* __restrict__ norm_weight,
     kernel::LoadFirstChunk(weight + static_cast<size_t>(column ? n + j : 0) * K, column, K,
                            chunk[j]);
   }
-  // Lane j < kWarpCols: column n + j's bias (the lanes that write).
-  const int lane_column = n + lane;
-  const float b = lane < kWarpCols && lane_column < N ? ToFloat(bias[lane_column]) : 0.0f;
+  // The lanes that write (one a column, kernel::WarpScatter) load their
+  // column's bias; with kNormInRegisters lane l takes column
+  // n + ColumnOf(l), else lane 0 takes column n.
+  using Scatter = kernel::WarpScatter<kWarpCols>;
+  const int lane_column = n + Scatter::ColumnOf(lane);
+  const bool writer = Scatter::Writes(lane);
+  const float b = writer && lane_column < N ? ToFloat(bias[lane_column]) : 0.0f;
   kernel::NormChunk norm;
   if constexpr (kNormInRegisters) kernel::LoadNormChunk(norm_weight, norm_bias, active, K, norm);
   if (!kNormInRegisters && kNorm && warp == kLinearWarps - 1) {
@@ -73,13 +77,9 @@ FusedLinearKernel(const T* __restrict__ x, const T* __restrict__ norm_weight,
   kernel::WaitForPreviousKernel();
   if constexpr (kNormInRegisters) {
     if (!active) return;
-    float acc[kWarpCols];
-    kernel::WarpNormDotRows<T, kWarpCols>(chunk, norm, x, K, eps, acc);
-    if (lane >= kWarpCols || lane_column >= N) return;
-    float total = acc[0];
-#pragma unroll
-    for (int j = 1; j < kWarpCols; ++j) total = lane == j ? acc[j] : total;
-    total += b;
+    const float sum = kernel::WarpNormDotRows<T, kWarpCols>(chunk, norm, x, K, eps);
+    if (!writer || lane_column >= N) return;
+    const float total = sum + b;
     out[lane_column] =
         FromFloat<T>(kEpilogue == LinearEpilogue::kBiasGelu ? GeluTanh(total) : total);
     return;

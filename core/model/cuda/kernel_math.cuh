@@ -120,6 +120,58 @@ __device__ __forceinline__ float WarpSum(float v) {
   return v;
 }
 
+// Reduce-scatter of kCount sums over the warp (kCount <= 32): lane l ends
+// with the warp's sum of v[WarpScatter<kCount>::ColumnOf(l)], where lanes l
+// with l % kStep == 0 hold columns 0, 1, ... Each halving step sends half of
+// a lane's values to its xor partner, so each sum takes the pairs of
+// WarpSum's butterfly in its order (x + y and y + x are the same float): the
+// same bits as WarpSum(v[i]), with kC - 1 + log2(kStep) shuffles instead of
+// 5 kCount (3 columns: 6 instead of 15; GPT-2 small N=1 150.4-150.5 ->
+// 149.9-150.1 us a step in its projections with the LayerNorm:
+// docs/results/bench/2026-12-04-h200-context-cap/call5-shift-scatter-order/).
+template <int kCount>
+struct WarpScatter {
+  static_assert(kCount >= 1 && kCount <= 32, "at most one column a lane");
+  static constexpr int kC = kCount <= 1    ? 1
+                            : kCount <= 2  ? 2
+                            : kCount <= 4  ? 4
+                            : kCount <= 8  ? 8
+                            : kCount <= 16 ? 16
+                                           : 32;  // kCount rounded up to a power of 2
+  static constexpr int kStep = 32 / kC;           // lanes a column
+  __device__ static int ColumnOf(int lane) { return lane / kStep; }
+  // Whether `lane` is the first of its column's lanes and the column is real.
+  __device__ static bool Writes(int lane) {
+    return lane % kStep == 0 && lane / kStep < kCount;
+  }
+};
+
+template <int kCount>
+__device__ __forceinline__ float WarpSumScatter(const float (&v)[kCount]) {
+  constexpr int kC = WarpScatter<kCount>::kC;
+  float s[kC];
+#pragma unroll
+  for (int i = 0; i < kC; ++i) s[i] = i < kCount ? v[i] : 0.0f;
+  const int lane = threadIdx.x % 32;
+  // Values [0, count) of a lane are columns base + [0, count); the lane
+  // keeps the upper half where its `offset` bit is set.
+#pragma unroll
+  for (int count = kC, offset = 16; count > 1; count /= 2, offset /= 2) {
+    const bool upper = (lane & offset) != 0;
+#pragma unroll
+    for (int i = 0; i < count / 2; ++i) {
+      const float send = upper ? s[i] : s[i + count / 2];
+      const float keep = upper ? s[i + count / 2] : s[i];
+      s[i] = keep + __shfl_xor_sync(0xffffffffu, send, offset);
+    }
+  }
+#pragma unroll
+  for (int offset = WarpScatter<kCount>::kStep / 2; offset > 0; offset >>= 1) {
+    s[0] += __shfl_xor_sync(0xffffffffu, s[0], offset);
+  }
+  return s[0];
+}
+
 __device__ __forceinline__ float WarpMax(float v) {
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) {

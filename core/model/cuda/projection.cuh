@@ -283,20 +283,22 @@ __device__ __forceinline__ void NormalizeHeld(const NormChunk& norm, const uint4
 // the row's statistics computed by the warp itself from its share of x held
 // in registers (BlockNormStats's arithmetic in its order: the same bits), so
 // no barrier and one read of x after the wait. Each column's sum runs in
-// WarpDotRows's order; acc[j] in every lane. At kCols = 1, 80 registers a
+// WarpDotRows's order; returns the lane's column's sum (WarpSumScatter: lane l
+// has column WarpScatter<kCols>::ColumnOf(l)). At kCols = 1, 80 registers a
 // thread, as with the statistics from BlockNormStats (WarpDotRows with the
 // LayerNorm registers added took 104: two blocks a multiprocessor instead of
 // three, N=1 226 -> 250 us; docs/results/bench/2026-12-03-h200-n1-chain/).
 template <typename T, int kCols>
-__device__ __forceinline__ void WarpNormDotRows(const uint4 (&chunks)[kCols][kChunk],
-                                                const NormChunk& norm, const T* x, int K,
-                                                float eps, float (&acc)[kCols]) {
+__device__ __forceinline__ float WarpNormDotRows(const uint4 (&chunks)[kCols][kChunk],
+                                                 const NormChunk& norm, const T* x, int K,
+                                                 float eps) {
   constexpr int kVec = Vec16<T>::kSize;
   const int first = (threadIdx.x % 32) * kVec;
   uint4 row[kChunk];
   LoadHeldRow(x, K, row);
   float mean, rstd;
   WarpRowStats<T>(row, K, eps, mean, rstd);
+  float acc[kCols];
 #pragma unroll
   for (int j = 0; j < kCols; ++j) acc[j] = 0.0f;
 #pragma unroll
@@ -312,8 +314,7 @@ __device__ __forceinline__ void WarpNormDotRows(const uint4 (&chunks)[kCols][kCh
       for (int i = 0; i < kVec; ++i) acc[j] += w[i] * v[i];
     }
   }
-#pragma unroll
-  for (int j = 0; j < kCols; ++j) acc[j] = WarpSum(acc[j]);
+  return WarpSumScatter(acc);
 }
 
 // The lane's share of T(layer_norm(x) * weight + bias) for one row x [K]
