@@ -65,19 +65,17 @@ __device__ __forceinline__ void BlockSums(float (&v)[kCount], float* scratch) {
 }
 
 // The sum of v[t] over the block (kWarps warps) in thread t < kCount, in
-// BlockSums's order; other threads get 0. Only those threads read the
+// BlockSums's order (each warp's sums reduce-scattered, kernel::WarpSumScatter:
+// WarpSum's bits in fewer shuffles); other threads get 0. Only those threads read the
 // warps' sums (kWarps each, not kWarps * kCount). With kReused, ends with
 // the block synchronized, so that `scratch` (kWarps * kCount floats) may be
 // written again.
 template <int kWarps, int kCount, bool kReused>
 __device__ __forceinline__ float BlockColumnSum(float (&v)[kCount], float* scratch) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, t = threadIdx.x;
-#pragma unroll
-  for (int i = 0; i < kCount; ++i) v[i] = kernel::WarpSum(v[i]);
-  if (lane == 0) {
-#pragma unroll
-    for (int i = 0; i < kCount; ++i) scratch[warp * kCount + i] = v[i];
-  }
+  using Scatter = kernel::WarpScatter<kCount>;
+  const float sum = kernel::WarpSumScatter(v);  // WarpSum's bits, one column a lane
+  if (Scatter::Writes(lane)) scratch[warp * kCount + Scatter::ColumnOf(lane)] = sum;
   __syncthreads();
   float total = 0.0f;
   if (t < kCount) {
