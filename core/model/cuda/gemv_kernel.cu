@@ -65,17 +65,27 @@ __device__ __forceinline__ void BlockSums(float (&v)[kCount], float* scratch) {
 }
 
 // The sum of v[t] over the block (kWarps warps) in thread t < kCount, in
-// BlockSums's order (each warp's sums reduce-scattered, kernel::WarpSumScatter:
-// WarpSum's bits in fewer shuffles); other threads get 0. Only those threads read the
+// BlockSums's order; other threads get 0. Only those threads read the
 // warps' sums (kWarps each, not kWarps * kCount). With kReused, ends with
 // the block synchronized, so that `scratch` (kWarps * kCount floats) may be
-// written again.
-template <int kWarps, int kCount, bool kReused>
+// written again. With kScatter each warp's sums are reduce-scattered
+// (kernel::WarpSumScatter: WarpSum's bits in fewer shuffles, 9 instead of
+// 40 at 8 columns) instead of summed one by one.
+template <int kWarps, int kCount, bool kReused, bool kScatter>
 __device__ __forceinline__ float BlockColumnSum(float (&v)[kCount], float* scratch) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, t = threadIdx.x;
-  using Scatter = kernel::WarpScatter<kCount>;
-  const float sum = kernel::WarpSumScatter(v);  // WarpSum's bits, one column a lane
-  if (Scatter::Writes(lane)) scratch[warp * kCount + Scatter::ColumnOf(lane)] = sum;
+  if constexpr (kScatter) {
+    using Scatter = kernel::WarpScatter<kCount>;
+    const float sum = kernel::WarpSumScatter(v);  // one column a lane
+    if (Scatter::Writes(lane)) scratch[warp * kCount + Scatter::ColumnOf(lane)] = sum;
+  } else {
+#pragma unroll
+    for (int i = 0; i < kCount; ++i) v[i] = kernel::WarpSum(v[i]);
+    if (lane == 0) {
+#pragma unroll
+      for (int i = 0; i < kCount; ++i) scratch[warp * kCount + i] = v[i];
+    }
+  }
   __syncthreads();
   float total = 0.0f;
   if (t < kCount) {
@@ -207,7 +217,14 @@ GemvKernel(const T* x, const T* __restrict__ norm_weight, float eps,
     }
     // Thread t < kCols: column t's sum.
     static_assert(Shape::kCols <= 32, "columns t < kCols are warp 0's lanes");
-    const float column = BlockColumnSum<Shape::kWarps, kCols, !Shape::kOneGroup>(acc, scratch);
+    // Reduce-scattered in the plain-input projections of 4 and more columns
+    // (GPT-2's attention-out and fc2, Llama's o): GPT-2 small N=1 149.5-149.7
+    // -> 148.5-149.1 us a step with every shape so, but Llama-3.2-1B's 722.6-722.9
+    // -> 747.3-747.4, where its RMSNorm kernels grew (SwiGLU 112 -> 126
+    // registers) (docs/results/bench/2026-12-04-h200-reduce-scatter/).
+    constexpr bool kScatter = kInput == GemvInput::kPlain && kCols >= 4;
+    const float column =
+        BlockColumnSum<Shape::kWarps, kCols, !Shape::kOneGroup, kScatter>(acc, scratch);
     if constexpr (kEpilogue == LinearEpilogue::kSwiGlu) {
       // Thread t < kCols / 2: gate/up pair t (as LaunchSwiGlu rounds them).
       constexpr int kHalf = kCols / 2;
