@@ -12,7 +12,8 @@
 # Steps:
 #   test       ctest -L gpu (every GPU test; TEST_TIMEOUT seconds each, default 300)
 #   bench      tandem-bench, GPT-2 small bf16, N = 1 and 64 (BENCH_BATCHES=1,64,256 for more),
-#              sync vs double-buffered graphs
+#              sync vs double-buffered graphs, each row in a process of its own
+#              (BENCH_ONE_PROCESS=1: all in one)
 #   benchfull  tandem-bench, every mode and N = 1, 16, 64, 256 (naive_dynamic up to 64),
 #              plus medium/large/xl at N = 1, 64
 #   hf         transformers generate() on the bench's GPT-2 small checkpoint, N = 1, 64 (run bench first)
@@ -88,7 +89,25 @@ cmake -S . -B build-gpu $DEVICE_CMAKE_ARGS > "$OUT/cmake.log" 2>&1 || { tail -40
 cmake --build build-gpu -j16 ${BUILD_TARGET:+--target "$BUILD_TARGET"} > "$OUT/build.log" 2>&1 || { grep -A8 -m5 'error' "$OUT/build.log"; exit 1; }
 echo "== build ok"
 bin=build-gpu/bin
-table() { grep -v "^[IWE]20" "$1" | grep -E "^(model|gpt2|llama|qwen)"; }
+table() { grep -v "^[IWE]20" "$1" | grep -E "^(model|gpt2|llama|qwen)" | awk '!/^model/ || !seen++'; }
+# tandem-bench $1 at BENCH_BATCHES (default 1,64), sync and double-buffered graphs, appending
+# its JSON lines to $2 and its output to $3: each (mode, N) in a process of its own, as a
+# server runs one engine. A second engine in one process ran N=1 0.7-1.8 us a step slower,
+# for a reason not found (docs/results/bench/2026-12-04-h200-context-cap/call3-bench-order/).
+# BENCH_ONE_PROCESS=1: every row in one process, as before 2026-12-04.
+bench_rows() {
+  if [ -n "${BENCH_ONE_PROCESS:-}" ]; then
+    "$1" --batch="${BENCH_BATCHES:-1,64}" --modes=sync_graphs,double_buffered_graphs \
+        --out="$2" >> "$3" 2>&1
+    return
+  fi
+  local mode n
+  for mode in sync_graphs double_buffered_graphs; do
+    for n in $(echo "${BENCH_BATCHES:-1,64}" | tr , ' '); do
+      "$1" --batch="$n" --modes="$mode" --out="$2" >> "$3" 2>&1
+    done
+  done
+}
 # transformers' generate on tandem-bench's checkpoint $1 (N = 1, 64), raw output in
 # $OUT/$2.txt and $OUT/$2.jsonl; prints the last $3 lines of its table.
 hf_generate() {
@@ -148,8 +167,8 @@ for step in "$@"; do
           > "$OUT/gpu-tests.log" 2>&1
       grep -E "Passed|Failed|tests passed" "$OUT/gpu-tests.log" ;;
     bench)
-      $bin/tandem-bench --batch=${BENCH_BATCHES:-1,64} --modes=sync_graphs,double_buffered_graphs \
-          --out="$OUT/bench.jsonl" > "$OUT/bench.txt" 2>&1
+      : > "$OUT/bench.txt"
+      bench_rows $bin/tandem-bench "$OUT/bench.jsonl" "$OUT/bench.txt"
       table "$OUT/bench.txt" ;;
     benchfull)
       $bin/tandem-bench --modes=sync_eager,sync_graphs,double_buffered_eager,double_buffered_graphs \
@@ -367,8 +386,7 @@ Warp Cycles Per Issued|Block Limit|Grid Size|Block Size|Stall|stall" \
       hf_generate /tmp/tandem-bench-llama-llama-3.2-1b hf-llama 5 ;;
     prevbench)
       build_prev || continue
-      build-prev/bin/tandem-bench --batch=${BENCH_BATCHES:-1,64} --modes=sync_graphs,double_buffered_graphs \
-          --out="$OUT/bench-prev.jsonl" >> "$OUT/bench-prev.txt" 2>&1
+      bench_rows build-prev/bin/tandem-bench "$OUT/bench-prev.jsonl" "$OUT/bench-prev.txt"
       table "$OUT/bench-prev.txt" ;;
     prevllama)
       build_prev || continue
