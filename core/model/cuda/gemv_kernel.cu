@@ -218,10 +218,11 @@ GemvKernel(const T* x, const T* __restrict__ norm_weight, float eps,
     // Thread t < kCols: column t's sum.
     static_assert(Shape::kCols <= 32, "columns t < kCols are warp 0's lanes");
     // Reduce-scattered in the plain-input projections of 4 and more columns
-    // (GPT-2's attention-out and fc2, Llama's o): GPT-2 small N=1 149.5-149.7
-    // -> 148.5-149.1 us a step with every shape so, but Llama-3.2-1B's 722.6-722.9
-    // -> 747.3-747.4, where its RMSNorm kernels grew (SwiGLU 112 -> 126
-    // registers) (docs/results/bench/2026-12-04-h200-reduce-scatter/).
+    // (GPT-2's attention-out and fc2, Llama's o): GPT-2 small N=1 149.5-149.9
+    // -> 148.5-149.1 us a step. In every shape, Llama-3.2-1B's N=1 went
+    // 722.6-722.9 -> 747.3-747.4 us (its RMSNorm + SwiGLU kernel 112 -> 126
+    // registers); so restricted, 715.4-716.1 -> 714.3-714.6
+    // (docs/results/bench/2026-12-04-h200-reduce-scatter/).
     constexpr bool kScatter = kInput == GemvInput::kPlain && kCols >= 4;
     const float column =
         BlockColumnSum<Shape::kWarps, kCols, !Shape::kOneGroup, kScatter>(acc, scratch);
