@@ -1,0 +1,15 @@
+# Prepared for the next session's first call (carry [".device", ".tp"]), from the repository
+# root:
+#   bash docs/results/bench/2026-12-04-h200-reduce-scatter/next/call.sh
+# The whole GPU suite on the committed tree, then the bench table with each (mode, N) in a
+# process of its own (gpu-session.sh's bench step since ef6eeb7), transformers' generate on
+# the same checkpoint, and the server against in-process (the openai step).
+set -u
+tar -xJf .tp/third_party.tar.xz
+t0=$(date +%s)
+{
+TEST_TIMEOUT=300 BENCH_BATCHES=1,64,256 timeout 560 bash scripts/gpu-session.sh test bench hf openai \
+  2>&1 | grep -v "build ok"
+echo "== t=$(( $(date +%s) - t0 ))"
+} | tee "$OUT/output.txt"
+cd "$OUT" && rm -f build.log cmake.log ./*.err
