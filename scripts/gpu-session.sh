@@ -96,14 +96,15 @@ table() { grep -v "^[IWE]20" "$1" | grep -E "^(model|gpt2|llama|qwen)" | awk '!/
 # for a reason not found (docs/results/bench/2026-12-04-h200-context-cap/call3-bench-order/).
 # BENCH_ONE_PROCESS=1: every row in one process, as before 2026-12-04.
 bench_rows() {
-  if [ -n "${BENCH_ONE_PROCESS:-}" ]; then
+  if [ "${BENCH_ONE_PROCESS:-0}" = 1 ]; then
     "$1" --batch="${BENCH_BATCHES:-1,64}" --modes=sync_graphs,double_buffered_graphs \
         --out="$2" >> "$3" 2>&1
     return
   fi
-  local mode n
+  local mode n batches
+  IFS=, read -ra batches <<< "${BENCH_BATCHES:-1,64}"
   for mode in sync_graphs double_buffered_graphs; do
-    for n in $(echo "${BENCH_BATCHES:-1,64}" | tr , ' '); do
+    for n in "${batches[@]}"; do
       "$1" --batch="$n" --modes="$mode" --out="$2" >> "$3" 2>&1
     done
   done

@@ -33,7 +33,8 @@ using kernel::WithElementType;
 // the row's statistics from its own share of x in registers, with no block
 // barrier (209.2 -> 204.8 us: docs/results/bench/2026-12-03-h200-n1-split/),
 // and a warp takes kWarpCols consecutive columns n + j, n = (block * 8 + w)
-// * kWarpCols, lane j writing column n + j, so that the grid fits one block a
+// * kWarpCols, lane j * (32 / C) writing column n + j (C: kWarpCols rounded up
+// to a power of 2; kernel::WarpScatter), so that the grid fits one block a
 // multiprocessor (see LaunchLinearRows); kK > 0: K compiled in
 // (kernel::WithCompiledK).
 template <typename T, int kRows, bool kNorm, LinearEpilogue kEpilogue,
@@ -46,7 +47,7 @@ FusedLinearKernel(const T* __restrict__ x, const T* __restrict__ norm_weight,
   if constexpr (kK > 0) K = kK;
   static_assert(!kNormInRegisters || (kRows == 1 && kNorm), "one row's LayerNorm");
   static_assert(kWarpCols == 1 || kNormInRegisters, "several columns: the one-row LayerNorm");
-  static_assert(kWarpCols >= 1 && kWarpCols <= 32, "lane j writes column n + j");
+  static_assert(kWarpCols >= 1 && kWarpCols <= 32, "one lane writes each column");
   static_assert(!kNormInRegisters || kEpilogue != LinearEpilogue::kBiasResidual,
                 "the registers' path adds no residual");
   kernel::AllowNextKernel();
