@@ -120,6 +120,9 @@ __device__ __forceinline__ float WarpSum(float v) {
   return v;
 }
 
+// The least power of 2 at or above n (1 for n <= 1).
+constexpr int RoundUpToPowerOf2(int n) { return n <= 1 ? 1 : 2 * RoundUpToPowerOf2((n + 1) / 2); }
+
 // Reduce-scatter of kCount sums over the warp (kCount <= 32): lane l ends
 // with the warp's sum of v[WarpScatter<kCount>::ColumnOf(l)], where lanes l
 // with l % kStep == 0 hold columns 0, 1, ... Each halving step sends half of
@@ -132,13 +135,8 @@ __device__ __forceinline__ float WarpSum(float v) {
 template <int kCount>
 struct WarpScatter {
   static_assert(kCount >= 1 && kCount <= 32, "at most one column a lane");
-  static constexpr int kC = kCount <= 1    ? 1
-                            : kCount <= 2  ? 2
-                            : kCount <= 4  ? 4
-                            : kCount <= 8  ? 8
-                            : kCount <= 16 ? 16
-                                           : 32;  // kCount rounded up to a power of 2
-  static constexpr int kStep = 32 / kC;           // lanes a column
+  static constexpr int kC = RoundUpToPowerOf2(kCount);
+  static constexpr int kStep = 32 / kC;  // lanes a column
   __device__ static int ColumnOf(int lane) { return lane / kStep; }
   // Whether `lane` is the first of its column's lanes and the column is real.
   __device__ static bool Writes(int lane) {
