@@ -1,4 +1,4 @@
-# Issue 15's closing run, call 1 (carry [".device", ".tp"]), from the repository root:
+# Issue 15's full run, call 1 (carry [".device", ".tp"]), from the repository root:
 #   bash docs/results/bench/2026-12-04-h200-closing/call1-tests-bench-hf-openai/call.sh
 # The whole GPU suite on the committed tree, then the bench table with each (mode, N) in a
 # process of its own (gpu-session.sh's bench step since ef6eeb7), transformers' generate on
