@@ -1,14 +1,16 @@
 # From the repository root, carry [".device", ".tp"]:
 #   bash docs/results/bench/2026-12-04-h200-closing/call4-server-idle-probe/call.sh
 # Where the server's GPU idle at N=1 comes from (call 3: 6.4 % double-buffered through the
-# server against 0.85-0.89 % in-process): the in-process bench at N=1, then tandem-server
-# (double-buffered, one slot) with /metrics scraped before and after each of three
-# 512-token streams, so the idle and host-wait histograms of each can be read.
+# server against 0.85-0.89 % in-process in calls 1-2, which ran on another machine
+# instance): on one instance, the in-process bench at N=1, the idle step as call 3 ran it,
+# then tandem-server (each pipeline, one slot) with /metrics scraped before and after each
+# of three 512-token streams, so the idle, host-wait and busy histograms of each can be
+# read (a few long stalls, or every step?).
 set -u
 tar -xJf .tp/third_party.tar.xz
 t0=$(date +%s)
 {
-BENCH_BATCHES=1 timeout 300 bash scripts/gpu-session.sh bench 2>&1 | grep -v "build ok"
+BENCH_BATCHES=1 timeout 400 bash scripts/gpu-session.sh bench idle 2>&1 | grep -v "build ok"
 b=build-gpu/bin
 for pipeline in double_buffered sync; do
   $b/tandem-server --listen=127.0.0.1:50151 --metrics_listen=127.0.0.1:9551 \
