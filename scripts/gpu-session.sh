@@ -80,6 +80,8 @@
 #   ab         N=1 steps (AB_BATCHES for others; Llama-3.2-1B, GPT-2 small) under each TANDEM_EXPERIMENT value in
 #              AB_VARIANTS, alternating AB_ROUNDS times: the A/B of a temporary switch a session
 #              adds to the sources (none is committed; "none" is the tree as it is)
+#   prevab     the ab step's runs alternating between this tree and the previous build
+#              (.prev/, as prevbench), AB_ROUNDS times
 set -uo pipefail
 : "${OUT:=/tmp/tandem-gpu-session}"
 mkdir -p "$OUT"
@@ -107,6 +109,18 @@ bench_rows() {
     for n in "${batches[@]}"; do
       "$1" --batch="$n" --modes="$mode" --out="$2" >> "$3" 2>&1
     done
+  done
+}
+# One round of the ab steps: tandem-bench $2 at AB_BATCHES (default 1), double-buffered +
+# graphs, for each arch in AB_ARCHES (default "llama gpt2") with TANDEM_EXPERIMENT=$3, each
+# run a process of its own; JSON lines to $OUT/ab-$1.jsonl, rows printed as "$1 $4: ...".
+ab_rows() {
+  local arch size
+  for arch in ${AB_ARCHES:-llama gpt2}; do
+    size=$([ "$arch" = llama ] && echo llama-3.2-1b || echo gpt2)
+    TANDEM_EXPERIMENT=$3 "$2" --arch=$arch --size=$size --batch=${AB_BATCHES:-1} \
+        --modes=double_buffered_graphs ${AB_FLAGS:-} --out="$OUT/ab-$1.jsonl" > "$OUT/ab.log" 2>&1
+    table "$OUT/ab.log" | grep -v "^model" | sed "s/^/$1 $4: /"
   done
 }
 # transformers' generate on tandem-bench's checkpoint $1 (N = 1, 64), raw output in
@@ -399,14 +413,13 @@ Warp Cycles Per Issued|Block Limit|Grid Size|Block Size|Stall|stall" \
       # AB_VARIANTS (default "none"), AB_ARCHES ("llama gpt2"), AB_ROUNDS (3),
       # AB_FLAGS (more tandem-bench flags, e.g. --prompt_tokens=700).
       for round in $(seq 1 "${AB_ROUNDS:-3}"); do
-        for e in ${AB_VARIANTS:-none}; do
-          for arch in ${AB_ARCHES:-llama gpt2}; do
-            size=$([ "$arch" = llama ] && echo llama-3.2-1b || echo gpt2)
-            TANDEM_EXPERIMENT=$e $bin/tandem-bench --arch=$arch --size=$size --batch=${AB_BATCHES:-1} \
-                --modes=double_buffered_graphs ${AB_FLAGS:-} --out="$OUT/ab-$e.jsonl" > "$OUT/ab.log" 2>&1
-            table "$OUT/ab.log" | grep -v "^model" | sed "s/^/$e $round: /"
-          done
-        done
+        for e in ${AB_VARIANTS:-none}; do ab_rows "$e" $bin/tandem-bench "$e" "$round"; done
+      done ;;
+    prevab)
+      # The ab step between this tree and the previous build, alternating.
+      build_prev || continue
+      for round in $(seq 1 "${AB_ROUNDS:-3}"); do
+        for b in build-gpu build-prev; do ab_rows "$b" $b/bin/tandem-bench none "$round"; done
       done ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
