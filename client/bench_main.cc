@@ -153,6 +153,12 @@ struct Result {
   // the achieved memory bandwidth (the K/V reads come on top).
   double weight_tb_per_s = 0;
   int steps = 0;
+  // The per-step GPU idle before each full step, µs: median, 99th
+  // percentile and largest, how many steps had any (over 1 µs), and the
+  // share of all idle that came in steps idle over 100 µs (stalls of the
+  // host longer than a step, against a small gap in every step).
+  double idle_p50_us = 0, idle_p99_us = 0, idle_max_us = 0, idle_share_over_100us = 0;
+  int idle_steps = 0;
 };
 
 absl::StatusOr<Result> RunOne(const std::string& model_dir, const std::string& mode,
@@ -212,8 +218,12 @@ absl::StatusOr<Result> RunOne(const std::string& model_dir, const std::string& m
     if (s.decode_rows == batch) full.push_back(s);
   }
   if (full.size() < 3) return absl::InternalError("too few full decode steps");
-  double idle = 0, busy = 0, wait = 0;
+  double idle = 0, busy = 0, wait = 0, idle_over_100us = 0;
+  std::vector<double> idle_us;
   for (const auto& s : full) {
+    idle_us.push_back(1e6 * s.timings.gpu_idle_seconds);
+    if (idle_us.back() > 1) ++result.idle_steps;
+    if (idle_us.back() > 100) idle_over_100us += s.timings.gpu_idle_seconds;
     idle += s.timings.gpu_idle_seconds;
     busy += s.timings.gpu_busy_seconds;
     wait += s.timings.host_wait_seconds;
@@ -227,6 +237,10 @@ absl::StatusOr<Result> RunOne(const std::string& model_dir, const std::string& m
   result.weight_bytes = weight_bytes;
   result.weight_tb_per_s = weight_bytes / (1e-6 * result.us_per_step) / 1e12;
   result.idle_fraction = idle / (idle + busy);
+  result.idle_p50_us = Percentile(idle_us, 0.5);
+  result.idle_p99_us = Percentile(idle_us, 0.99);
+  result.idle_max_us = Percentile(idle_us, 1.0);
+  result.idle_share_over_100us = idle > 0 ? idle_over_100us / idle : 0;
   result.busy_us = 1e6 * busy / full.size();
   result.host_wait_us = 1e6 * wait / full.size();
   const std::vector<double> ttft = TtftMs(sinks);
@@ -516,6 +530,11 @@ int Main() {
                             {"weight_bytes", r->weight_bytes},
                             {"weight_read_tb_per_s", r->weight_tb_per_s},
                             {"steps", r->steps},
+                            {"idle_steps", r->idle_steps},
+                            {"idle_p50_us", r->idle_p50_us},
+                            {"idle_p99_us", r->idle_p99_us},
+                            {"idle_max_us", r->idle_max_us},
+                            {"idle_share_over_100us", r->idle_share_over_100us},
                             {"dtype", AbslUnparseFlag(absl::GetFlag(FLAGS_dtype))},
                             {"prompt_tokens", absl::GetFlag(FLAGS_prompt_tokens)},
                             {"new_tokens", absl::GetFlag(FLAGS_new_tokens)}};
