@@ -27,7 +27,7 @@ for pipeline in double_buffered sync; do
     sleep 0.5
   done
   $b/tandem-cli generate "warm up" --server=127.0.0.1:50151 --max_tokens=16 --ignore_eos > /dev/null 2>&1
-  echo "##  after the warm-up: $(grep -c '^DIAG' "$OUT/server-$pipeline.log") slow turns"
+  echo "## $pipeline after the warm-up: $(grep -c '^DIAG' "$OUT/server-$pipeline.log") slow turns"
   for i in 1 2 3; do
     $b/tandem-cli generate "Stream $i of the idle probe" --server=127.0.0.1:50151 \
         --max_tokens=512 --ignore_eos > /dev/null 2>&1
