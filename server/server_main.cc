@@ -54,9 +54,12 @@ ABSL_FLAG(int32_t, max_slots, 0,
           "KV slots = sequences generated at once (0: 8 on the CPU, 64 on a GPU)");
 ABSL_FLAG(int32_t, max_context, 0,
           "positions per KV slot, prompt plus completion (0: the model's n_positions)");
+ABSL_FLAG(int32_t, delivery_threads, 2,
+          "threads that hand each step's tokens to the streams (gRPC and HTTP), so the engine "
+          "thread only stages them and the GPU is not kept waiting (0: the engine thread does)");
 ABSL_FLAG(int32_t, grpc_write_threads, 4,
-          "threads that start Generate streams' writes, so the engine thread hands tokens "
-          "over instead of writing to every client's connection (0: the engine thread writes)");
+          "threads that start Generate streams' writes, so the delivery threads hand tokens "
+          "over instead of writing to every client's connection (0: the delivery threads write)");
 ABSL_FLAG(int32_t, max_queue, 256,
           "requests waiting for a KV slot before new ones get RESOURCE_EXHAUSTED");
 ABSL_FLAG(std::vector<std::string>, cors_allow_origins, {},
@@ -286,9 +289,14 @@ int Serve(const std::string& cuda_queues) {
       return 1;
     }
   }
-  if (absl::GetFlag(FLAGS_grpc_write_threads) < 0) {
-    LogError("--grpc_write_threads must be >= 0");
-    return 1;
+  for (const auto& [name, value] :
+       {std::pair<const char*, int32_t>{"grpc_write_threads",
+                                        absl::GetFlag(FLAGS_grpc_write_threads)},
+        {"delivery_threads", absl::GetFlag(FLAGS_delivery_threads)}}) {
+    if (value < 0) {
+      LogError("--", name, " must be >= 0");
+      return 1;
+    }
   }
   if (!(absl::GetFlag(FLAGS_prefill_stall_ratio) > 0)) {
     LogError("--prefill_stall_ratio must be > 0");
@@ -322,6 +330,7 @@ int Serve(const std::string& cuda_queues) {
       absl::GetFlag(FLAGS_prefill_tokens_while_decoding);
   engine_options.prefill_stall_ratio = absl::GetFlag(FLAGS_prefill_stall_ratio);
   engine_options.pipeline = absl::GetFlag(FLAGS_pipeline);
+  engine_options.delivery_threads = absl::GetFlag(FLAGS_delivery_threads);
   ServiceOptions service_options;
   service_options.max_queue = max_queue;
   service_options.limits.max_prompt_bytes = MaxPromptBytes(*loaded->tokenizer, model.max_context);

@@ -44,7 +44,8 @@ Engine::Engine(EngineOptions options, std::unique_ptr<ModelRunner> runner,
                  runner_->reads_tokens_on_device()),
       observer_(observer),
       queue_(model_.num_slots, options.max_queue),
-      scheduler_(SchedulerOptionsFor(options, model_, pipelined_), tokenizer, observer) {
+      sinks_(options.delivery_threads),
+      scheduler_(SchedulerOptionsFor(options, model_, pipelined_), tokenizer, observer, &sinks_) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -84,6 +85,7 @@ int Engine::Shutdown(absl::Duration grace) {
   queue_.WaitUntilIdle(absl::Now() + grace);
   queue_.RequestStop();
   thread_.join();
+  sinks_.Stop();
   return cut_off_.load();
 }
 
@@ -104,10 +106,12 @@ void Engine::Loop() {
       scheduler_.FinishWaiting(FinishReason::kShutdown, NotStartedError());
       cut_off_ = scheduler_.num_running();
       scheduler_.FinishAll(FinishReason::kShutdown, absl::OkStatus());
+      sinks_.Flush();
       queue_.ReportEngineState(0, 0, true);
       return;
     }
     RunStep();
+    sinks_.Flush();  // this turn's outputs, to the delivery threads
   }
 }
 

@@ -31,11 +31,15 @@ struct EngineOptions {
   // kDoubleBuffered: launch step i+1 before reading step i's results. Takes
   // effect only with a runner that keeps decode inputs on the device.
   Pipeline pipeline = Pipeline::kDoubleBuffered;
+  // Threads that call the sinks (SinkDispatcher); 0: the engine thread does.
+  int32_t delivery_threads = 2;
 };
 
 // Threading: Submit, Cancel and Shutdown may be called from any thread. The
 // engine thread (started by the constructor) is the only one that touches the
-// scheduler and the runner, and the only one that calls the sinks.
+// scheduler and the runner. The sinks are called on the delivery threads
+// (each sink's calls on one, in order), or on the engine thread when
+// EngineOptions::delivery_threads is 0; Shutdown returns after every call.
 class Engine {
  public:
   // Takes ownership of `runner`. `tokenizer` and `observer` (may be null)
@@ -81,6 +85,7 @@ class Engine {
   const bool pipelined_;
   EngineObserver* observer_;
   RequestQueue queue_;
+  SinkDispatcher sinks_;  // flushed at the end of each turn of the engine thread
   Scheduler scheduler_;
   std::atomic<uint64_t> next_id_{1};
   std::atomic<int> cut_off_{0};

@@ -5,12 +5,13 @@
 
 namespace tandem {
 Scheduler::Scheduler(SchedulerOptions options, const Tokenizer* tokenizer,
-                     EngineObserver* observer)
+                     EngineObserver* observer, SinkDispatcher* sinks)
     : options_(options),
       budget_(kMinPrefillChunk, options.prefill_tokens_while_decoding,
               options.prefill_stall_ratio, options.prefill_fixed_seconds),
       tokenizer_(tokenizer),
-      observer_(observer) {
+      observer_(observer),
+      sinks_(sinks != nullptr ? sinks : &inline_sinks_) {
   // Hand out slot 0 first: the stack is filled in reverse.
   for (int32_t slot = options_.num_slots - 1; slot >= 0; --slot) {
     free_slots_.push_back(slot);
@@ -177,7 +178,7 @@ void Scheduler::Accept(Sequence* seq, const SampledToken& sampled, absl::Time no
   if (update.inter_token_seconds.has_value() && observer_ != nullptr) {
     observer_->OnInterTokenLatency(*update.inter_token_seconds);
   }
-  seq->request.sink->OnChunk(std::move(update.chunk));
+  sinks_->StageChunk(seq->request.sink, std::move(update.chunk));
   if (update.finish.has_value()) {
     Retire(seq->id, *update.finish, now, std::move(update.stop_sequence));
   }
@@ -202,12 +203,12 @@ void Scheduler::Retire(uint64_t sequence_id, FinishReason reason,
     if (!tail.empty()) {
       GenerationChunk chunk;
       chunk.text = std::move(tail);
-      seq->request.sink->OnChunk(std::move(chunk));
+      sinks_->StageChunk(seq->request.sink, std::move(chunk));
     }
   }
   const GenerationSummary summary =
       seq->output.Summary(reason, std::move(stop_sequence), std::move(error), now);
-  seq->request.sink->OnFinish(summary);
+  sinks_->StageFinish(seq->request.sink, summary);
   if (observer_ != nullptr) observer_->OnRequestFinished(summary);
 }
 

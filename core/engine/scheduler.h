@@ -12,6 +12,7 @@
 #include "core/engine/engine_observer.h"
 #include "core/engine/prefill_budget.h"
 #include "core/engine/sequence.h"
+#include "core/engine/sink_dispatcher.h"
 #include "core/engine/step_plan.h"
 #include "core/text/tokenizer.h"
 
@@ -52,12 +53,15 @@ struct SchedulerOptions {
 // sequences from step results:
 // each sequence's SequenceOutput applies the stop rule (EOS, stop token, stop
 // string, max_tokens); cancellations and deadlines are applied here.
-// Threading: engine thread only. Sinks are called from its methods.
+// Threading: engine thread only. Sinks are called from its methods, or,
+// with a `sinks` dispatcher, staged there for its threads (its owner
+// flushes it).
 class Scheduler {
  public:
-  // `tokenizer` and `observer` must outlive the scheduler; observer may be null.
+  // `tokenizer`, `observer` and `sinks` must outlive the scheduler; observer
+  // may be null; sinks null: the sinks are called here.
   Scheduler(SchedulerOptions options, const Tokenizer* tokenizer,
-            EngineObserver* observer);
+            EngineObserver* observer, SinkDispatcher* sinks = nullptr);
   ~Scheduler();
 
   // Queues a validated request.
@@ -106,6 +110,8 @@ class Scheduler {
   absl::Time last_complete_ = absl::InfinitePast();
   const Tokenizer* tokenizer_;
   EngineObserver* observer_;
+  SinkDispatcher inline_sinks_{0};  // calls the sinks at once; used when none was given
+  SinkDispatcher* sinks_;
   absl::flat_hash_map<uint64_t, std::unique_ptr<Sequence>> sequences_;
   std::deque<uint64_t> waiting_;           // arrival order
   std::vector<uint64_t> running_;          // hold a slot, in admission order

@@ -30,8 +30,9 @@ struct GenerationSummary {
   double total_seconds = 0;
 };
 
-// Receives a request's output. Threading: both methods are called on the
-// engine thread, in order, and must not block (queue the data and return).
+// Receives a request's output. Threading: both methods are called on one
+// thread, in order (an engine delivery thread, see SinkDispatcher, or the
+// engine thread), and must not block (queue the data and return).
 // After OnFinish no further call is made. The engine holds the sink through a
 // shared_ptr, so it outlives the RPC that created it if it has to.
 class TokenSink {

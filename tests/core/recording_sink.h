@@ -3,6 +3,7 @@
 #define TANDEM_TESTS_CORE_RECORDING_SINK_H_
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@ class RecordingSink : public TokenSink {
   void OnChunk(GenerationChunk chunk) override {
     absl::MutexLock lock(&mu_);
     ASSERT_FALSE(finished_.HasBeenNotified()) << "chunk after OnFinish";
+    threads_.push_back(std::this_thread::get_id());
     text_ += chunk.text;
     chunks_.push_back(chunk.text);
     ids_.insert(ids_.end(), chunk.token_ids.begin(), chunk.token_ids.end());
@@ -25,6 +27,7 @@ class RecordingSink : public TokenSink {
   void OnFinish(const GenerationSummary& summary) override {
     absl::MutexLock lock(&mu_);
     ASSERT_FALSE(finished_.HasBeenNotified()) << "OnFinish twice";
+    threads_.push_back(std::this_thread::get_id());
     summary_ = summary;
     finished_.Notify();
   }
@@ -37,6 +40,8 @@ class RecordingSink : public TokenSink {
   std::vector<std::string> chunks() { absl::MutexLock lock(&mu_); return chunks_; }
   std::vector<int32_t> ids() { absl::MutexLock lock(&mu_); return ids_; }
   GenerationSummary summary() { absl::MutexLock lock(&mu_); return summary_; }
+  // The thread of each call, OnFinish's last.
+  std::vector<std::thread::id> threads() { absl::MutexLock lock(&mu_); return threads_; }
 
  private:
   absl::Mutex mu_;
@@ -44,6 +49,7 @@ class RecordingSink : public TokenSink {
   std::vector<std::string> chunks_;
   std::vector<int32_t> ids_;
   GenerationSummary summary_;
+  std::vector<std::thread::id> threads_;
   absl::Notification finished_;
 };
 

@@ -30,6 +30,7 @@ class FakeRunner : public ModelRunner {
   const ModelDescription& description() const override { return description_; }
   bool reads_tokens_on_device() const override { return on_device_; }
   absl::StatusOr<StepOutput> Step(const StepPlan& plan) override {
+    step_thread_ = std::this_thread::get_id();
     if (gate_ != nullptr) gate_->WaitForNotification();
     absl::SleepFor(step_delay_);
     if (fail_) return absl::InternalError("device lost");
@@ -43,6 +44,7 @@ class FakeRunner : public ModelRunner {
   absl::Duration step_delay_ = absl::ZeroDuration();
   bool fail_ = false;
   bool on_device_ = false;
+  std::atomic<std::thread::id> step_thread_;  // the engine thread, once a step ran
 };
 
 GenerationRequest MakeRequest(std::shared_ptr<RecordingSink> sink, int max_tokens) {
@@ -70,6 +72,39 @@ TEST(EngineTest, ServesConcurrentSubmissionsFromManyThreads) {
     EXPECT_EQ(sink->text(), " Hello Hello Hello Hello Hello");
   }
   EXPECT_EQ(engine.Shutdown(absl::Seconds(1)), 0);
+}
+
+// The sinks run on the delivery threads, each sink's calls on one of them
+// (their order is checked by RecordingSink and the text), or on the engine
+// thread when there are none.
+TEST(EngineTest, CallsTheSinksOnDeliveryThreadsOrTheEngineThread) {
+  for (int threads : {0, 2}) {
+    auto runner = std::make_unique<FakeRunner>(4);
+    FakeRunner* fake = runner.get();
+    EngineOptions options;
+    options.delivery_threads = threads;
+    Engine engine(options, std::move(runner), &TestTokenizer(), nullptr);
+    std::vector<std::shared_ptr<RecordingSink>> sinks;
+    for (int i = 0; i < 8; ++i) {
+      sinks.push_back(std::make_shared<RecordingSink>());
+      ASSERT_TRUE(engine.Submit(MakeRequest(sinks.back(), 6)).ok());
+    }
+    for (auto& sink : sinks) ASSERT_TRUE(sink->WaitFinished(absl::Seconds(10)));
+    const std::thread::id engine_thread = fake->step_thread_.load();
+    EXPECT_EQ(engine.Shutdown(absl::Seconds(10)), 0);
+    for (auto& sink : sinks) {
+      EXPECT_EQ(sink->text(), " Hello Hello Hello Hello Hello Hello");
+      const std::vector<std::thread::id> called_on = sink->threads();
+      ASSERT_EQ(called_on.size(), 7u);  // 6 chunks, then OnFinish
+      EXPECT_THAT(called_on, testing::Each(called_on[0]));
+      if (threads == 0) {
+        EXPECT_EQ(called_on[0], engine_thread);
+      } else {
+        EXPECT_NE(called_on[0], engine_thread);
+        EXPECT_NE(called_on[0], std::this_thread::get_id());
+      }
+    }
+  }
 }
 
 TEST(EngineTest, RejectsInvalidRequestsWithoutCallingTheSink) {
