@@ -75,7 +75,7 @@ ABSL_FLAG(bool, one_forward_mixed_steps, true,
 namespace tandem {
 namespace {
 
-// Records every step (engine thread) and every finish.
+// Records every step (engine thread).
 class BenchObserver : public EngineObserver {
  public:
   struct Step {
@@ -98,6 +98,7 @@ class BenchObserver : public EngineObserver {
   std::vector<Step> steps_;
 };
 
+// Counts a request's tokens and its finish (on an engine delivery thread).
 class CountingSink : public TokenSink {
  public:
   explicit CountingSink(absl::Notification* all_done, std::atomic<int>* remaining)

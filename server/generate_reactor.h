@@ -27,10 +27,11 @@ namespace tandem {
 // Lifetime: gRPC owns the reactor and it deletes itself in OnDone(). The
 // engine owns the Stream (its TokenSink) through a shared_ptr; after OnDone
 // the Stream drops whatever the engine still sends.
-// Threading: the Stream's methods run on the engine thread, the reactor's
+// Threading: the Stream's TokenSink methods run on one engine delivery
+// thread (or the engine thread, with --delivery_threads=0), the reactor's
 // On* methods on gRPC threads; both sides meet under Stream::mu_. A write
 // the engine queues while none is in flight is started by a
-// WriteDispatcher thread (when given one), so the engine thread never
+// WriteDispatcher thread (when given one), so the delivering thread never
 // writes to a socket; writes queued meanwhile start from OnWriteDone.
 //
 // Every call is counted once in tandem_requests_total: by the engine when it
@@ -41,7 +42,8 @@ class GenerateReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   // Parses, checks, validates and submits the request; finishes at once on
   // error, or when `authorized` is not OK. `metrics` may be null;
-  // `dispatcher` too (writes then start on the engine thread); it must
+  // `dispatcher` too (writes then start on the thread that delivers the
+  // tokens); it must
   // outlive the call.
   GenerateReactor(Engine* engine, const Tokenizer* tokenizer,
                   const ChatTemplate* chat_template, ServerMetrics* metrics,

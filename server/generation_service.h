@@ -25,7 +25,8 @@ struct ServiceOptions {
   // "authorization: Bearer <api_key>" (UNAUTHENTICATED otherwise). The
   // health and reflection services stay open.
   std::string api_key;
-  // Threads that start Generate's writes (0: the engine thread does).
+  // Threads that start Generate's writes (0: the thread that delivers the
+  // tokens does).
   int write_threads = 4;
 };
 

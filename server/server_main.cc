@@ -59,7 +59,8 @@ ABSL_FLAG(int32_t, delivery_threads, 2,
           "thread only stages them and the GPU is not kept waiting (0: the engine thread does)");
 ABSL_FLAG(int32_t, grpc_write_threads, 4,
           "threads that start Generate streams' writes, so the delivery threads hand tokens "
-          "over instead of writing to every client's connection (0: the delivery threads write)");
+          "over instead of writing to every client's connection (0: the thread that delivers the "
+          "tokens writes)");
 ABSL_FLAG(int32_t, max_queue, 256,
           "requests waiting for a KV slot before new ones get RESOURCE_EXHAUSTED");
 ABSL_FLAG(std::vector<std::string>, cors_allow_origins, {},

@@ -1,5 +1,5 @@
-// A few threads that start gRPC writes, so the engine thread hands each
-// step's tokens over instead of writing to every client's socket itself.
+// A few threads that start gRPC writes, so the engine's delivery threads
+// hand each step's tokens over instead of writing to every client's socket.
 #ifndef TANDEM_SERVER_WRITE_DISPATCHER_H_
 #define TANDEM_SERVER_WRITE_DISPATCHER_H_
 

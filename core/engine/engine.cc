@@ -1,5 +1,6 @@
 #include "core/engine/engine.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/engine/request_validator.h"
@@ -44,7 +45,7 @@ Engine::Engine(EngineOptions options, std::unique_ptr<ModelRunner> runner,
                  runner_->reads_tokens_on_device()),
       observer_(observer),
       queue_(model_.num_slots, options.max_queue),
-      sinks_(options.delivery_threads),
+      sinks_(std::max(0, options.delivery_threads)),
       scheduler_(SchedulerOptionsFor(options, model_, pipelined_), tokenizer, observer, &sinks_) {
   thread_ = std::thread([this] { Loop(); });
 }

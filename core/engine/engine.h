@@ -18,6 +18,7 @@
 #include "core/engine/pipeline.h"
 #include "core/engine/request_queue.h"
 #include "core/engine/scheduler.h"
+#include "core/engine/sink_dispatcher.h"
 #include "core/text/tokenizer.h"
 
 namespace tandem {
@@ -31,15 +32,17 @@ struct EngineOptions {
   // kDoubleBuffered: launch step i+1 before reading step i's results. Takes
   // effect only with a runner that keeps decode inputs on the device.
   Pipeline pipeline = Pipeline::kDoubleBuffered;
-  // Threads that call the sinks (SinkDispatcher); 0: the engine thread does.
+  // Threads that call the sinks (SinkDispatcher); 0 (or less): the engine
+  // thread does.
   int32_t delivery_threads = 2;
 };
 
 // Threading: Submit, Cancel and Shutdown may be called from any thread. The
 // engine thread (started by the constructor) is the only one that touches the
 // scheduler and the runner. The sinks are called on the delivery threads
-// (each sink's calls on one, in order), or on the engine thread when
-// EngineOptions::delivery_threads is 0; Shutdown returns after every call.
+// (each request's calls on one, in order), or on the engine thread when
+// EngineOptions::delivery_threads is 0; the Shutdown call that shuts the
+// engine down returns after every call.
 class Engine {
  public:
   // Takes ownership of `runner`. `tokenizer` and `observer` (may be null)

@@ -178,7 +178,7 @@ void Scheduler::Accept(Sequence* seq, const SampledToken& sampled, absl::Time no
   if (update.inter_token_seconds.has_value() && observer_ != nullptr) {
     observer_->OnInterTokenLatency(*update.inter_token_seconds);
   }
-  sinks_->StageChunk(seq->request.sink, std::move(update.chunk));
+  sinks_->StageChunk(seq->id, seq->request.sink, std::move(update.chunk));
   if (update.finish.has_value()) {
     Retire(seq->id, *update.finish, now, std::move(update.stop_sequence));
   }
@@ -203,12 +203,12 @@ void Scheduler::Retire(uint64_t sequence_id, FinishReason reason,
     if (!tail.empty()) {
       GenerationChunk chunk;
       chunk.text = std::move(tail);
-      sinks_->StageChunk(seq->request.sink, std::move(chunk));
+      sinks_->StageChunk(seq->id, seq->request.sink, std::move(chunk));
     }
   }
   const GenerationSummary summary =
       seq->output.Summary(reason, std::move(stop_sequence), std::move(error), now);
-  sinks_->StageFinish(seq->request.sink, summary);
+  sinks_->StageFinish(seq->id, seq->request.sink, summary);
   if (observer_ != nullptr) observer_->OnRequestFinished(summary);
 }
 

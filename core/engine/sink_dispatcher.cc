@@ -1,6 +1,5 @@
 #include "core/engine/sink_dispatcher.h"
 
-#include <functional>
 #include <utility>
 
 namespace tandem {
@@ -15,26 +14,29 @@ SinkDispatcher::SinkDispatcher(int threads) {
 
 SinkDispatcher::~SinkDispatcher() { Stop(); }
 
-SinkDispatcher::Lane& SinkDispatcher::LaneOf(const TokenSink* sink) {
-  // Sinks are heap objects: drop the low bits every allocation shares.
-  return *lanes_[(std::hash<const TokenSink*>()(sink) >> 4) % lanes_.size()];
+SinkDispatcher::Lane* SinkDispatcher::LaneOf(uint64_t sequence_id) {
+  if (lanes_.empty() || stopped_) return nullptr;
+  return lanes_[sequence_id % lanes_.size()].get();
 }
 
-void SinkDispatcher::StageChunk(const std::shared_ptr<TokenSink>& sink, GenerationChunk chunk) {
-  if (lanes_.empty()) {
+void SinkDispatcher::StageChunk(uint64_t sequence_id, const std::shared_ptr<TokenSink>& sink,
+                                GenerationChunk chunk) {
+  Lane* lane = LaneOf(sequence_id);
+  if (lane == nullptr) {
     sink->OnChunk(std::move(chunk));
     return;
   }
-  LaneOf(sink.get()).staged.push_back({sink, false, std::move(chunk), {}});
+  lane->staged.push_back({sink, false, std::move(chunk), {}});
 }
 
-void SinkDispatcher::StageFinish(const std::shared_ptr<TokenSink>& sink,
+void SinkDispatcher::StageFinish(uint64_t sequence_id, const std::shared_ptr<TokenSink>& sink,
                                  const GenerationSummary& summary) {
-  if (lanes_.empty()) {
+  Lane* lane = LaneOf(sequence_id);
+  if (lane == nullptr) {
     sink->OnFinish(summary);
     return;
   }
-  LaneOf(sink.get()).staged.push_back({sink, true, {}, summary});
+  lane->staged.push_back({sink, true, {}, summary});
 }
 
 void SinkDispatcher::Flush() {
@@ -42,12 +44,12 @@ void SinkDispatcher::Flush() {
     if (lane->staged.empty()) continue;
     {
       absl::MutexLock lock(&lane->mu);
-      if (lane->calls.empty()) {
-        lane->calls.swap(lane->staged);
-      } else {
-        for (Call& call : lane->staged) lane->calls.push_back(std::move(call));
-        lane->staged.clear();
-      }
+      // A whole turn behind: wait until the thread takes that turn's calls.
+      auto taken = [&lane]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(lane->mu) {
+        return lane->calls.empty();
+      };
+      lane->mu.Await(absl::Condition(&taken));
+      lane->calls.swap(lane->staged);
     }
     lane->ready.Signal();
   }
@@ -55,8 +57,8 @@ void SinkDispatcher::Flush() {
 
 void SinkDispatcher::Stop() {
   if (stopped_) return;
-  stopped_ = true;
   Flush();
+  stopped_ = true;
   for (auto& lane : lanes_) {
     {
       absl::MutexLock lock(&lane->mu);

@@ -2,7 +2,7 @@
 #ifndef TANDEM_CORE_ENGINE_SINK_DISPATCHER_H_
 #define TANDEM_CORE_ENGINE_SINK_DISPATCHER_H_
 
-#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -21,12 +21,17 @@ namespace tandem {
 // with one lock and at most one wake-up per delivery thread, which make the
 // calls.
 //
-// Threading: StageChunk, StageFinish, Flush and Stop on one thread (the
-// engine thread). Each sink's calls run on one delivery thread (chosen by
-// the sink's address), in the order staged. With 0 threads every call is
-// made inside Stage*, on the calling thread. Stop (also the destructor)
-// delivers everything flushed, then joins; staged calls not flushed are
-// flushed by it first.
+// Threading: StageChunk, StageFinish and Flush on one thread (the engine
+// thread); Stop on that thread or, once it has been joined, on another. The
+// calls for one sequence id run on one delivery thread (id modulo the
+// threads), in the order staged. With 0 threads, or after Stop, every call
+// is made inside Stage*, on the calling thread. Flush waits while a delivery
+// thread has not yet taken the previous turn's calls (it is a whole turn
+// behind): the engine then slows to the sinks' pace, as it did when it made
+// the calls itself, and the queues stay within two turns. Stop (also the
+// destructor) flushes, delivers everything, then joins.
+// Ownership: a staged call holds its sink (a shared_ptr), so a sink may be
+// destroyed on a delivery thread, after its last call.
 class SinkDispatcher {
  public:
   explicit SinkDispatcher(int threads);
@@ -34,11 +39,12 @@ class SinkDispatcher {
   SinkDispatcher(const SinkDispatcher&) = delete;
   SinkDispatcher& operator=(const SinkDispatcher&) = delete;
 
-  void StageChunk(const std::shared_ptr<TokenSink>& sink, GenerationChunk chunk);
-  void StageFinish(const std::shared_ptr<TokenSink>& sink, const GenerationSummary& summary);
+  void StageChunk(uint64_t sequence_id, const std::shared_ptr<TokenSink>& sink,
+                  GenerationChunk chunk);
+  void StageFinish(uint64_t sequence_id, const std::shared_ptr<TokenSink>& sink,
+                   const GenerationSummary& summary);
   void Flush();
   void Stop();
-  int threads() const { return static_cast<int>(lanes_.size()); }
 
  private:
   struct Call {
@@ -51,12 +57,13 @@ class SinkDispatcher {
   struct Lane {
     absl::Mutex mu;
     absl::CondVar ready;
-    std::vector<Call> calls ABSL_GUARDED_BY(mu);
+    std::vector<Call> calls ABSL_GUARDED_BY(mu);  // flushed, not yet taken
     bool stop ABSL_GUARDED_BY(mu) = false;
     std::vector<Call> staged;  // the staging thread's, until Flush
     std::thread thread;
   };
-  Lane& LaneOf(const TokenSink* sink);
+  // The lane of `sequence_id`, or null when calls are made at once.
+  Lane* LaneOf(uint64_t sequence_id);
   static void Deliver(Call& call);
   static void Run(Lane* lane);
 

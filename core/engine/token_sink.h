@@ -34,7 +34,8 @@ struct GenerationSummary {
 // thread, in order (an engine delivery thread, see SinkDispatcher, or the
 // engine thread), and must not block (queue the data and return).
 // After OnFinish no further call is made. The engine holds the sink through a
-// shared_ptr, so it outlives the RPC that created it if it has to.
+// shared_ptr, so it outlives the RPC that created it if it has to, and its
+// last reference may drop on the thread that made its last call.
 class TokenSink {
  public:
   virtual ~TokenSink() = default;

@@ -1,5 +1,5 @@
-// The output of a request's choices, handed from the engine thread to the
-// HTTP thread that writes the response.
+// The output of a request's choices, handed from the engine's delivery
+// threads to the HTTP thread that writes the response.
 #ifndef TANDEM_SERVER_OPENAI_CHOICE_EVENTS_H_
 #define TANDEM_SERVER_OPENAI_CHOICE_EVENTS_H_
 
@@ -13,8 +13,9 @@
 
 namespace tandem {
 
-// Threading: Push from the engine thread (never blocks), Take from one HTTP
-// thread. Shared by the sinks and the response writer.
+// Threading: Push from the engine's delivery threads (never blocks; a
+// request's choices may be on different ones), Take from one HTTP thread.
+// Shared by the sinks and the response writer.
 class ChoiceEvents {
  public:
   struct Event {

@@ -74,9 +74,10 @@ TEST(EngineTest, ServesConcurrentSubmissionsFromManyThreads) {
   EXPECT_EQ(engine.Shutdown(absl::Seconds(1)), 0);
 }
 
-// The sinks run on the delivery threads, each sink's calls on one of them
-// (their order is checked by RecordingSink and the text), or on the engine
-// thread when there are none.
+// The sinks run on the delivery threads, each request's calls on one of
+// them, OnFinish last (RecordingSink checks that no call follows it), or on
+// the engine thread when there are none. (SinkDispatcherTest checks the
+// order of the calls.)
 TEST(EngineTest, CallsTheSinksOnDeliveryThreadsOrTheEngineThread) {
   for (int threads : {0, 2}) {
     auto runner = std::make_unique<FakeRunner>(4);
