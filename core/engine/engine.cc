@@ -1,6 +1,5 @@
 #include "core/engine/engine.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "core/engine/request_validator.h"
@@ -45,7 +44,7 @@ Engine::Engine(EngineOptions options, std::unique_ptr<ModelRunner> runner,
                  runner_->reads_tokens_on_device()),
       observer_(observer),
       queue_(model_.num_slots, options.max_queue),
-      sinks_(std::max(0, options.delivery_threads)),
+      sinks_(options.delivery_threads),
       scheduler_(SchedulerOptionsFor(options, model_, pipelined_), tokenizer, observer, &sinks_) {
   thread_ = std::thread([this] { Loop(); });
 }
@@ -107,7 +106,7 @@ void Engine::Loop() {
       scheduler_.FinishWaiting(FinishReason::kShutdown, NotStartedError());
       cut_off_ = scheduler_.num_running();
       scheduler_.FinishAll(FinishReason::kShutdown, absl::OkStatus());
-      sinks_.Flush();
+      // What this turn staged is flushed by Shutdown's sinks_.Stop().
       queue_.ReportEngineState(0, 0, true);
       return;
     }

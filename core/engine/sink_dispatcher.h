@@ -34,7 +34,7 @@ namespace tandem {
 // destroyed on a delivery thread, after its last call.
 class SinkDispatcher {
  public:
-  explicit SinkDispatcher(int threads);
+  explicit SinkDispatcher(int threads);  // threads <= 0: none
   ~SinkDispatcher();
   SinkDispatcher(const SinkDispatcher&) = delete;
   SinkDispatcher& operator=(const SinkDispatcher&) = delete;
