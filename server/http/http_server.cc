@@ -44,7 +44,9 @@ const char* Reason(int status) {
     case 400: return "bad request";
     case 404: return "not found";
     case 405: return "method not allowed";
+    case 411: return "length required";
     case 413: return "payload too large";
+    case 415: return "unsupported media type";
     case 414: return "URI too long";
     case 431: return "request header fields too large";
     case 503: return "service unavailable";
@@ -79,6 +81,9 @@ absl::Status CheckPortFree(const std::string& host, int port) {
       absl::StrCat("cannot listen on HTTP address ", host, ":", port, ": ", std::strerror(error)));
 }
 
+// path -> the methods it answers.
+using PathMethods = std::map<std::string, std::set<std::string>>;
+
 bool IsApiPath(const HttpServerOptions& options, const std::string& path) {
   return !options.api_prefix.empty() && absl::StartsWith(path, options.api_prefix);
 }
@@ -111,6 +116,103 @@ std::string AllowedOrigin(const HttpServerOptions& options, const httplib::Reque
   return options.cors_origins.count(origin) > 0 ? origin : "";
 }
 
+// Whether the request carries a body (a chunked one, or a Content-Length
+// other than 0).
+bool HasBody(const httplib::Request& request) {
+  const std::string length = request.get_header_value("Content-Length");
+  return request.has_header("Transfer-Encoding") || (!length.empty() && length != "0");
+}
+
+// 401 without the API key, 405 for a known path asked with another method:
+// true when it refused (the response is set).
+bool Refuse(const HttpServerOptions& options, const PathMethods& allowed,
+            const httplib::Request& request, httplib::Response& response) {
+  if (!options.api_key.empty() && options.open_paths.count(request.path) == 0 &&
+      !ConstantTimeEquals(request.get_header_value("Authorization"), "Bearer " + options.api_key)) {
+    response.set_header("WWW-Authenticate", "Bearer");
+    const std::string origin = AllowedOrigin(options, request);
+    if (!origin.empty()) response.set_header("Access-Control-Allow-Origin", origin);
+    SetError(options, request, response, 401,
+             "this server needs the header \"Authorization: Bearer <api key>\"",
+             "authentication_error", "invalid_api_key");
+    return true;
+  }
+  auto it = allowed.find(request.path);
+  if (it == allowed.end() || it->second.count(request.method) > 0) return false;
+  response.set_header("Allow", absl::StrJoin(it->second, ", "));
+  SetError(options, request, response, 405, "method not allowed");
+  return true;
+}
+
+// The pre-routing hook's decisions, made before the body is read (see the
+// HttpServer constructor).
+httplib::Server::HandlerResponse PreRoute(const HttpServerOptions& options,
+                                          const PathMethods& allowed,
+                                          const httplib::Request& request,
+                                          httplib::Response& response) {
+  constexpr auto kHandled = httplib::Server::HandlerResponse::Handled;
+  size_t header_bytes = 0;
+  for (const auto& [key, value] : request.headers) header_bytes += key.size() + value.size() + 4;
+  if (header_bytes > options.max_header_bytes || request.headers.size() > options.max_headers) {
+    SetError(options, request, response, 431, "request header fields too large");
+    return kHandled;
+  }
+  if (request.has_header("Transfer-Encoding")) {
+    SetError(options, request, response, 411,
+             "send the request body with a Content-Length (not chunked)");
+    return kHandled;
+  }
+  const std::string encoding = request.get_header_value("Content-Encoding");
+  if (!encoding.empty() && !absl::EqualsIgnoreCase(encoding, "identity")) {
+    SetError(options, request, response, 415,
+             absl::StrCat("request bodies are not decoded; got Content-Encoding: ", encoding));
+    return kHandled;
+  }
+  const bool body = HasBody(request);
+  if (body && request.method != "POST" && request.method != "PUT" &&
+      request.method != "PATCH" && request.method != "DELETE") {
+    // httplib reads no body for these: it would be read as the next request.
+    SetError(options, request, response, 400,
+             absl::StrCat("a ", request.method, " request has no body"));
+    return kHandled;
+  }
+  auto it = allowed.find(request.path);
+  const std::string origin = AllowedOrigin(options, request);
+  if (request.method == "OPTIONS" && !origin.empty() && it != allowed.end()) {
+    // A CORS preflight: no API key (browsers never send one here).
+    response.status = 204;
+    response.set_header("Access-Control-Allow-Origin", origin);
+    response.set_header("Vary", "Origin");
+    response.set_header("Access-Control-Allow-Methods", absl::StrJoin(it->second, ", "));
+    const std::string headers = request.get_header_value("Access-Control-Request-Headers");
+    response.set_header("Access-Control-Allow-Headers",
+                        headers.empty() ? "Authorization, Content-Type" : headers);
+    response.set_header("Access-Control-Max-Age", "600");
+    return kHandled;
+  }
+  // With a body, 401 and 405 wait until httplib has read it (routes and the
+  // error handler refuse then), so that it is not left on the connection.
+  if (!body && Refuse(options, allowed, request, response)) return kHandled;
+  return httplib::Server::HandlerResponse::Unhandled;
+}
+
+// Sends `response`'s body, then closes the connection: httplib keeps a
+// connection open after any response it wrote in full, but ends it when a
+// content provider fails, so the body is handed to one that writes it all,
+// then fails. (A HEAD response has no body: its connection stays open.)
+void CloseAfter(httplib::Response& response) {
+  response.set_header("Connection", "close");
+  if (response.body.empty()) return;  // (set_content_provider needs a length)
+  auto body = std::make_shared<std::string>(std::move(response.body));
+  response.body.clear();
+  const std::string type = response.get_header_value("Content-Type");
+  response.set_content_provider(
+      body->size(), type, [body](size_t offset, size_t length, httplib::DataSink& sink) {
+        sink.write(body->data() + offset, length);
+        return false;
+      });
+}
+
 time_t WholeSeconds(absl::Duration d) { return static_cast<time_t>(absl::ToInt64Seconds(d)); }
 time_t Micros(absl::Duration d) {
   return static_cast<time_t>(absl::ToInt64Microseconds(d) % 1000000);
@@ -134,53 +236,37 @@ HttpServer::HttpServer(const HttpServerOptions& options)
   server_->set_payload_max_length(options_.max_body_bytes);
   server_->set_tcp_nodelay(true);  // streamed tokens leave at once
 
-  // Before any route: 431 for a header block over the limits (the library
-  // sets none), 405 for a known path asked with another method (httplib
-  // would say 404).
+  // Before any route, and before the body is read: 431 for a header block
+  // over the limits (the library sets none); 411 and 415 for a body whose
+  // size the headers do not bound (the library checks max_body_bytes against
+  // Content-Length only, and would read a chunked body or inflate a gzip one
+  // without limit); 400 for a body on a method httplib reads none for; CORS
+  // preflights; 401 and 405 (httplib would say 404) when there is no body.
+  // A request answered here with a body leaves it unread: its connection is
+  // closed, or the body would be read as the next request.
   server_->set_pre_routing_handler([allowed = allowed_, options = options_](
                                        const httplib::Request& request,
                                        httplib::Response& response) {
-    size_t header_bytes = 0;
-    for (const auto& [key, value] : request.headers) header_bytes += key.size() + value.size() + 4;
-    if (header_bytes > options.max_header_bytes || request.headers.size() > options.max_headers) {
-      response.set_header("Connection", "close");
-      SetError(options, request, response, 431, "request header fields too large");
+    const auto handled = PreRoute(options, *allowed, request, response);
+    if (handled == httplib::Server::HandlerResponse::Handled &&
+        (HasBody(request) || response.status == 431)) {
+      CloseAfter(response);
+    }
+    return handled;
+  });
+  // Errors without a body of their own get one. A request with a body that
+  // found no route is refused now (401, 405) if the hook would have.
+  server_->set_error_handler(httplib::Server::HandlerWithResponse(
+      [allowed = allowed_, options = options_](const httplib::Request& request,
+                                               httplib::Response& response) {
+    if (response.status == 404 && Refuse(options, *allowed, request, response)) {
       return httplib::Server::HandlerResponse::Handled;
     }
-    auto it = allowed->find(request.path);
-    const std::string origin = AllowedOrigin(options, request);
-    if (request.method == "OPTIONS" && !origin.empty() && it != allowed->end()) {
-      // A CORS preflight: no API key (browsers never send one here).
-      response.status = 204;
-      response.set_header("Access-Control-Allow-Origin", origin);
-      response.set_header("Vary", "Origin");
-      response.set_header("Access-Control-Allow-Methods", absl::StrJoin(it->second, ", "));
-      const std::string headers = request.get_header_value("Access-Control-Request-Headers");
-      response.set_header("Access-Control-Allow-Headers",
-                          headers.empty() ? "Authorization, Content-Type" : headers);
-      response.set_header("Access-Control-Max-Age", "600");
-      return httplib::Server::HandlerResponse::Handled;
+    if (response.body.empty() && !response.content_provider_) {
+      SetError(options, request, response, response.status, Reason(response.status));
     }
-    if (!options.api_key.empty() && options.open_paths.count(request.path) == 0 &&
-        !ConstantTimeEquals(request.get_header_value("Authorization"), "Bearer " + options.api_key)) {
-      response.set_header("WWW-Authenticate", "Bearer");
-      if (!origin.empty()) response.set_header("Access-Control-Allow-Origin", origin);
-      SetError(options, request, response, 401,
-               "this server needs the header \"Authorization: Bearer <api key>\"",
-               "authentication_error", "invalid_api_key");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (it == allowed->end() || it->second.count(request.method) > 0) {
-      return httplib::Server::HandlerResponse::Unhandled;
-    }
-    response.set_header("Allow", absl::StrJoin(it->second, ", "));
-    SetError(options, request, response, 405, "method not allowed");
     return httplib::Server::HandlerResponse::Handled;
-  });
-  server_->set_error_handler([options = options_](const httplib::Request& request,
-                                                   httplib::Response& response) {
-    if (response.body.empty()) SetError(options, request, response, response.status, Reason(response.status));
-  });
+  }));
   server_->set_post_routing_handler([options = options_](const httplib::Request& request,
                                                          httplib::Response& response) {
     const std::string origin = AllowedOrigin(options, request);
@@ -245,14 +331,22 @@ void HttpServer::Allow(const std::string& path, const std::string& method) {
   if (method == "GET") (*allowed_)[path].insert("HEAD");
 }
 
+httplib::Server::Handler HttpServer::Guarded(httplib::Server::Handler handler) const {
+  // The API key of a request with a body is checked here, once it is read.
+  return [handler = std::move(handler), allowed = allowed_, options = options_](
+             const httplib::Request& request, httplib::Response& response) {
+    if (!Refuse(options, *allowed, request, response)) handler(request, response);
+  };
+}
+
 void HttpServer::Get(const std::string& path, httplib::Server::Handler handler) {
   Allow(path, "GET");
-  server_->Get(path, std::move(handler));
+  server_->Get(path, Guarded(std::move(handler)));
 }
 
 void HttpServer::Post(const std::string& path, httplib::Server::Handler handler) {
   Allow(path, "POST");
-  server_->Post(path, std::move(handler));
+  server_->Post(path, Guarded(std::move(handler)));
 }
 
 void HttpServer::Start() {

@@ -32,8 +32,9 @@ struct HttpServerOptions {
   absl::Duration read_timeout = absl::Seconds(5);
   absl::Duration write_timeout = absl::Seconds(5);
   absl::Duration keep_alive_timeout = absl::Seconds(5);
-  // Request bodies above this are refused with 413; header blocks above
-  // max_header_bytes or max_headers get 431. (The request line and each
+  // Request bodies above this are refused with 413 (chunked ones with 411,
+  // compressed ones with 415: their size is not known before they are
+  // read); header blocks above max_header_bytes or max_headers get 431. (The request line and each
   // header line are limited to 8 KiB by the library's build: 414 and 400.)
   size_t max_body_bytes = 1 << 20;
   size_t max_header_bytes = 32 * 1024;
@@ -62,7 +63,8 @@ struct HttpServerOptions {
 // Ownership: owns the httplib::Server, its pool and the listening thread.
 // Threading: Get/Post only before Start(); handlers run on the pool threads,
 // concurrently, and must be thread-safe. Every known path answers other
-// methods with 405 and an Allow header; unknown paths get 404.
+// methods with 405 and an Allow header; unknown paths get 404. With an API
+// key, handlers run only for requests that carry it (401 otherwise).
 class HttpServer {
  public:
   // Binds `options.listen`. UNAVAILABLE (address in use, not local) or
@@ -87,6 +89,8 @@ class HttpServer {
  private:
   explicit HttpServer(const HttpServerOptions& options);
   void Allow(const std::string& path, const std::string& method);
+  // `handler`, behind the API key check.
+  httplib::Server::Handler Guarded(httplib::Server::Handler handler) const;
 
   const HttpServerOptions options_;
   std::unique_ptr<httplib::Server> server_;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/time/clock.h"
+#include "server/http/connection_watch.h"
 #include "server/openai/chat_page.h"
 #include "server/openai/choice_events.h"
 #include "server/openai/openai_response.h"
@@ -75,7 +76,17 @@ void Handle(const std::shared_ptr<OpenAiBackend>& backend, bool chat,
     g->ids.push_back(*id);
   }
   if (!g->request.stream) {
-    while (!g->response->finished()) g->response->Accumulate(g->events->Take(kPoll));
+    // Nothing is written until the end: watch the connection, so that a
+    // client that leaves (a timeout, an SDK's retry) frees its slots.
+    const ConnectionWatch connection(req);
+    while (!g->response->finished()) {
+      g->response->Accumulate(g->events->Take(kPoll));
+      if (!g->response->finished() && connection.PeerClosed()) {
+        g->CancelAll();
+        res.status = 499;  // (nobody reads it: nginx's "client closed request")
+        return;
+      }
+    }
     if (g->response->error()) return Reply(res, *g->response->error());
     res.set_content(DumpJson(g->response->Whole()), "application/json");
     return;

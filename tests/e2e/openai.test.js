@@ -240,6 +240,33 @@ test('aborting a stream mid-way cancels its generation and frees the slot', asyn
   assert.ok(sample(text, 'tandem_generation_tokens_total') - sample(before, 'tandem_generation_tokens_total') < 500);
 });
 
+test('a whole (not streamed) request whose client leaves is cancelled', async () => {
+  const metrics = async () => (await httpGet(`http://${server.metricsAddress}/metrics`)).body;
+  const cancelled = (text) => sample(text, 'tandem_requests_total{finish_reason="cancelled"}');
+  const before = await metrics();
+  const controller = new AbortController();
+  const pending = client.completions.create(
+    { model, prompt: 'Tell a long story', max_tokens: 900, ignore_eos: true },
+    { signal: controller.signal });
+  pending.catch(() => {});
+  let text = await metrics();
+  for (let i = 0; i < 100 && sample(text, 'tandem_requests_running') !== 1; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    text = await metrics();
+  }
+  assert.equal(sample(text, 'tandem_requests_running'), 1, 'the request is generating');
+  controller.abort();  // closes the connection before any byte of the answer
+  await assert.rejects(pending);
+  for (let i = 0; i < 50; i++) {
+    text = await metrics();
+    if (sample(text, 'tandem_requests_running') === 0 && cancelled(text) > cancelled(before)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(cancelled(text), cancelled(before) + 1);
+  assert.equal(sample(text, 'tandem_requests_running'), 0);
+  assert.ok(sample(text, 'tandem_generation_tokens_total') - sample(before, 'tandem_generation_tokens_total') < 900);
+});
+
 // A second server: an API key, CORS for one origin, and a drain.
 test('401 without the API key, CORS for the listed origin, 503 while draining', async () => {
   const fs = require('node:fs');

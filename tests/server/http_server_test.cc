@@ -19,7 +19,9 @@
 #include <prometheus/counter.h>
 #include <prometheus/registry.h>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "server/http/connection_watch.h"
 #include "server/http/metrics_routes.h"
 #include "server/server_metrics.h"
 
@@ -27,6 +29,7 @@ namespace tandem {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 // A connected TCP socket to 127.0.0.1:port; closes on destruction.
@@ -43,8 +46,11 @@ class RawClient {
   bool connected() const { return connected_; }
   void Send(const std::string& bytes) { (void)::send(fd_, bytes.data(), bytes.size(), 0); }
   // Everything until the server closes the connection (or 10 s pass).
-  std::string ReadAll() {
-    timeval timeout{10, 0};
+  std::string ReadAll() { return ReadFor(10); }
+  // Everything until the server closes the connection or sends nothing for
+  // `quiet_seconds`.
+  std::string ReadFor(int quiet_seconds) {
+    timeval timeout{quiet_seconds, 0};
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
     std::string out;
     char buffer[4096];
@@ -137,6 +143,61 @@ TEST_F(HttpServerTest, MalformedAndOversizedRequestsGetErrorsAndTheServerGoesOn)
   EXPECT_THAT(Get("/healthz"), StartsWith("HTTP/1.1 200"));
 }
 
+// A body whose size the header does not state (chunked) or that would grow
+// when decoded (gzip, br) could exceed max_body_bytes unchecked: refused
+// before it is read, and the connection closed (its bytes are unread).
+TEST_F(HttpServerTest, BodiesOfUnstatedOrEncodedSizeAreRefusedUnread) {
+  HttpServerOptions options;
+  options.api_prefix = "/v1/";
+  Start(options);
+  const std::string chunked = Request(
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "5\r\nhello\r\n");  // no last chunk: a server that read on would wait
+  EXPECT_THAT(chunked, StartsWith("HTTP/1.1 411"));
+  EXPECT_THAT(chunked, HasSubstr("Connection: close"));
+  EXPECT_THAT(chunked, HasSubstr("\"type\": \"invalid_request_error\""));
+  const std::string gzip = Request(
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\n"
+      "Content-Length: 4\r\n\r\nabcd");
+  EXPECT_THAT(gzip, StartsWith("HTTP/1.1 415"));
+  EXPECT_THAT(gzip, HasSubstr("Connection: close"));
+  EXPECT_THAT(Request("POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Encoding: identity\r\n"
+                      "Content-Length: 0\r\nConnection: close\r\n\r\n"),
+              StartsWith("HTTP/1.1 405"));  // identity is no encoding
+  EXPECT_THAT(Get("/healthz"), StartsWith("HTTP/1.1 200"));
+}
+
+// A request refused for its key or method (401, 405) must not leave its
+// body on a kept-alive connection, where it would be read as the next
+// request: here the body is itself a request, which must not be answered.
+TEST_F(HttpServerTest, ARefusedRequestsBodyIsNotReadAsTheNextRequest) {
+  HttpServerOptions options;
+  options.api_key = "secret";
+  options.open_paths = {"/healthz", "/metrics"};
+  Start(options);
+  const std::string inner = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  for (const std::string path : {"/v1/completions", "/metrics", "/readyz"}) {  // 401, 405, 401
+    RawClient client(server_->port());
+    client.Send("POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                std::to_string(inner.size()) + "\r\n\r\n" + inner);
+    const std::string first = client.ReadFor(1);
+    EXPECT_THAT(first, StartsWith(path == "/metrics" ? "HTTP/1.1 405" : "HTTP/1.1 401")) << path;
+    EXPECT_EQ(first.find("HTTP/1.1", 1), std::string::npos) << first;
+    // The connection goes on with the next request, not the body.
+    client.Send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    const std::string rest = client.ReadAll();
+    EXPECT_THAT(rest, StartsWith("HTTP/1.1 200")) << path;
+    EXPECT_EQ(rest.find("HTTP/1.1", 1), std::string::npos) << rest;
+    EXPECT_THAT(rest, Not(HasSubstr("# TYPE"))) << rest;
+  }
+  // A GET's body is never read by httplib: refused, and the connection closed.
+  const std::string get = Request("GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                                  std::to_string(inner.size()) + "\r\n\r\n" + inner);
+  EXPECT_THAT(get, StartsWith("HTTP/1.1 400"));
+  EXPECT_THAT(get, HasSubstr("Connection: close"));
+  EXPECT_EQ(get.find("HTTP/1.1", 1), std::string::npos) << get;
+}
+
 TEST_F(HttpServerTest, SlowAndIdleClientsDoNotBlockAScrape) {
   HttpServerOptions options;
   options.threads = 16;
@@ -156,6 +217,58 @@ TEST_F(HttpServerTest, SlowAndIdleClientsDoNotBlockAScrape) {
   const absl::Time idle_start = absl::Now();
   EXPECT_EQ(slow.front()->ReadAll(), "");
   EXPECT_LT(absl::Now() - idle_start, absl::Seconds(8));
+}
+
+// A handler that waits before it answers learns whether its client left:
+// one that stays is never reported, one that closes is within the wait.
+TEST(ConnectionWatchTest, AHandlerSeesItsClientLeaveAndNotOneThatStays) {
+  HttpServerOptions options;
+  options.listen = "127.0.0.1:0";
+  auto server = HttpServer::Bind(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  struct Seen {
+    bool found = false;
+    bool open_at_first = false;
+    bool closed = false;
+  };
+  absl::Mutex mu;
+  std::vector<Seen> seen;
+  (*server)->Get("/wait", [&](const httplib::Request& request, httplib::Response& response) {
+    const ConnectionWatch watch(request);
+    Seen s;
+    s.found = watch.found();
+    s.open_at_first = !watch.PeerClosed();
+    const absl::Time until = absl::Now() + absl::Seconds(request.has_param("long") ? 5 : 0.5);
+    while (!watch.PeerClosed() && absl::Now() < until) absl::SleepFor(absl::Milliseconds(10));
+    s.closed = watch.PeerClosed();
+    absl::MutexLock lock(&mu);
+    seen.push_back(s);
+    response.set_content("done", "text/plain");
+  });
+  (*server)->Start();
+  {
+    RawClient stays((*server)->port());
+    stays.Send("GET /wait HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    EXPECT_THAT(stays.ReadAll(), StartsWith("HTTP/1.1 200"));
+  }
+  const absl::Time start = absl::Now();
+  {
+    RawClient leaves((*server)->port());
+    leaves.Send("GET /wait?long=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+    absl::SleepFor(absl::Milliseconds(200));
+  }  // closed here
+  auto both = [&seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return seen.size() == 2; };
+  absl::MutexLock lock(&mu);
+  ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&both), absl::Seconds(10)));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));  // not the 5 s wait
+  for (const Seen& s : seen) {
+    EXPECT_TRUE(s.found);
+    EXPECT_TRUE(s.open_at_first);
+  }
+  EXPECT_FALSE(seen[0].closed);
+  EXPECT_TRUE(seen[1].closed);
+  // A request that came through no socket names none.
+  EXPECT_FALSE(ConnectionWatch(httplib::Request()).found());
 }
 
 TEST(HttpServerBindTest, BadAndBusyAddressesAreErrors) {

@@ -1,0 +1,70 @@
+#include "server/http/connection_watch.h"
+
+#include <dirent.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace tandem {
+namespace {
+
+// The numeric host and the port of `address`, as httplib writes them.
+bool Describe(const sockaddr_storage& address, socklen_t length, std::string* host, int* port) {
+  char name[NI_MAXHOST];
+  char service[NI_MAXSERV];
+  if (::getnameinfo(reinterpret_cast<const sockaddr*>(&address), length, name, sizeof(name),
+                    service, sizeof(service), NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+    return false;
+  }
+  *host = name;
+  *port = std::atoi(service);
+  return true;
+}
+
+// Whether `fd` is a socket connected from (local_host, local_port) to
+// (remote_host, remote_port).
+bool IsConnection(int fd, const httplib::Request& request) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  std::string host;
+  int port = -1;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
+      !Describe(address, length, &host, &port) || port != request.local_port ||
+      host != request.local_addr) {
+    return false;
+  }
+  length = sizeof(address);
+  return ::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0 &&
+         Describe(address, length, &host, &port) && port == request.remote_port &&
+         host == request.remote_addr;
+}
+
+}  // namespace
+
+ConnectionWatch::ConnectionWatch(const httplib::Request& request) {
+  if (request.local_port <= 0 || request.remote_port <= 0) return;
+  DIR* fds = ::opendir("/proc/self/fd");
+  if (fds == nullptr) return;
+  const int own = ::dirfd(fds);
+  while (const dirent* entry = ::readdir(fds)) {
+    char* end = nullptr;
+    const long fd = std::strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0' || fd == own) continue;
+    if (IsConnection(static_cast<int>(fd), request)) {
+      fd_ = static_cast<int>(fd);
+      break;
+    }
+  }
+  ::closedir(fds);
+}
+
+bool ConnectionWatch::PeerClosed() const {
+  if (fd_ < 0) return false;
+  pollfd p{fd_, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+}  // namespace tandem
