@@ -40,8 +40,11 @@ ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9400",
           "host:port of the HTTP port: the OpenAI-compatible API (/v1/...), the chat page (/), "
           "/metrics, /healthz and /readyz; empty disables it");
-ABSL_FLAG(int32_t, http_threads, 128,
-          "HTTP connections served at once (each holds a thread while open; more wait)");
+ABSL_FLAG(int32_t, http_threads, 0,
+          "HTTP connections served at once (each holds a thread while open; more wait). 0: "
+          "one for every request the engine can hold (--max_slots, 64 when 0, plus "
+          "--max_queue) and 64 more for probes, scrapes and idle keep-alive connections, up "
+          "to 4096");
 ABSL_FLAG(absl::Duration, http_timeout, absl::Seconds(5),
           "HTTP read and write timeout per operation (idle keep-alive connections close "
           "after at most 2 s)");
@@ -117,6 +120,16 @@ std::string BoundAddress(const std::string& listen, int port) {
                       ":", port);
 }
 
+// --http_threads, or its default: a thread for each request the engine can
+// hold, running or waiting, so that a full queue is answered (429) and
+// /healthz still is, plus room for probes, scrapes and kept-alive connections.
+int HttpThreads() {
+  const int32_t threads = absl::GetFlag(FLAGS_http_threads);
+  if (threads > 0) return threads;
+  const int64_t slots = absl::GetFlag(FLAGS_max_slots) > 0 ? absl::GetFlag(FLAGS_max_slots) : 64;
+  return static_cast<int>(std::min<int64_t>(slots + absl::GetFlag(FLAGS_max_queue) + 64, 4096));
+}
+
 // The HTTP port, started before the model loads: /healthz answers while it
 // loads (and /readyz says 503), and its threads exist before CUDA reserves
 // address space. Null when --metrics_listen is empty.
@@ -127,7 +140,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartHttp(const ServerMetrics& metri
   HttpServerOptions options;
   options.listen = absl::GetFlag(FLAGS_metrics_listen);
   if (options.listen.empty()) return nullptr;
-  options.threads = absl::GetFlag(FLAGS_http_threads);
+  options.threads = HttpThreads();
   options.read_timeout = options.write_timeout = absl::GetFlag(FLAGS_http_timeout);
   // Idle keep-alive connections hold a pool thread, also at shutdown, where
   // the server waits for them: keep them short (scrapes come every 15 s).
@@ -293,11 +306,16 @@ int Serve(const std::string& cuda_queues) {
   for (const auto& [name, value] :
        {std::pair<const char*, int32_t>{"grpc_write_threads",
                                         absl::GetFlag(FLAGS_grpc_write_threads)},
-        {"delivery_threads", absl::GetFlag(FLAGS_delivery_threads)}}) {
+        {"delivery_threads", absl::GetFlag(FLAGS_delivery_threads)},
+        {"http_threads", absl::GetFlag(FLAGS_http_threads)}}) {
     if (value < 0) {
       LogError("--", name, " must be >= 0");
       return 1;
     }
+  }
+  if (max_queue > 1000000) {  // (room to add slots to it in an int)
+    LogError("--max_queue must be <= 1000000");
+    return 1;
   }
   if (!(absl::GetFlag(FLAGS_prefill_stall_ratio) > 0)) {
     LogError("--prefill_stall_ratio must be > 0");
@@ -322,6 +340,9 @@ int Serve(const std::string& cuda_queues) {
     LogError("cannot load the model: ", loaded.status().ToString());
     return 1;
   }
+  // Shared with the OpenAI routes, whose handlers may outlive this function.
+  const std::shared_ptr<const Tokenizer> tokenizer = std::move(loaded->tokenizer);
+  const std::shared_ptr<const ChatTemplate> chat_template = std::move(loaded->chat_template);
   const ModelDescription& model = loaded->runner->description();
   metrics.OnModelLoaded(model.device, model.name, model.dtype, model.num_slots);
   EngineOptions engine_options;
@@ -334,25 +355,34 @@ int Serve(const std::string& cuda_queues) {
   engine_options.delivery_threads = absl::GetFlag(FLAGS_delivery_threads);
   ServiceOptions service_options;
   service_options.max_queue = max_queue;
-  service_options.limits.max_prompt_bytes = MaxPromptBytes(*loaded->tokenizer, model.max_context);
+  service_options.limits.max_prompt_bytes = MaxPromptBytes(*tokenizer, model.max_context);
   service_options.api_key = secrets->api_key;
   service_options.write_threads = absl::GetFlag(FLAGS_grpc_write_threads);
-  Engine engine(engine_options, std::move(loaded->runner), loaded->tokenizer.get(), &metrics);
+  Engine engine(engine_options, std::move(loaded->runner), tokenizer.get(), &metrics);
   LogInfo("engine: ", engine.model().runner, ", ",
           engine.pipelined() ? "double-buffered pipeline" : "synchronous steps",
           "; prompts up to ", service_options.limits.max_prompt_bytes, " bytes");
-  GenerationService service(&engine, loaded->tokenizer.get(), loaded->chat_template.get(),
-                            &metrics, service_options);
+  GenerationService service(&engine, tokenizer.get(), chat_template.get(), &metrics,
+                            service_options);
   OpenAiContext openai_context;
-  openai_context.tokenizer = loaded->tokenizer.get();
-  openai_context.chat_template = loaded->chat_template.get();
+  openai_context.tokenizer = tokenizer;
+  openai_context.chat_template = chat_template;
   openai_context.model_name = model.name;
   openai_context.max_prompt_bytes = service_options.limits.max_prompt_bytes;
   openai->Attach(&engine, openai_context, [&metrics] { metrics.OnRejected(); });
+  // On every return from here: the HTTP handlers let go of the engine and
+  // the metrics, then the HTTP server stops (waiting a while for its
+  // connections), before the engine, the service and the metrics, declared
+  // after it, are destroyed.
+  auto stop_http = [&http, &openai] {
+    openai->Detach();
+    http->reset();
+  };
   int port = 0;
   std::unique_ptr<grpc::Server> server = StartGrpc(&service, secrets->grpc_credentials, &port);
   if (server == nullptr) {
     LogError("cannot listen on ", absl::GetFlag(FLAGS_listen), " (address in use or invalid?)");
+    stop_http();
     return 1;
   }
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
@@ -364,7 +394,7 @@ int Serve(const std::string& cuda_queues) {
           secrets->api_key.empty() ? "" : "; API key required");
   AwaitSignalsAndDrain(signals, &engine, health, ready.get());
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  openai->Detach();  // HTTP connections may outlive the engine
+  stop_http();
   LogInfo("stopped");
   return 0;
 }

@@ -15,6 +15,8 @@ void OpenAiBackend::Attach(Engine* engine, OpenAiContext context,
 void OpenAiBackend::Detach() {
   absl::MutexLock lock(&mu_);
   engine_ = nullptr;
+  context_ = OpenAiContext();  // handlers that copied it keep their share
+  on_rejected_ = nullptr;
 }
 
 std::optional<OpenAiContext> OpenAiBackend::context() const {

@@ -19,8 +19,9 @@ namespace tandem {
 // never touch the engine once it is detached.
 class OpenAiBackend {
  public:
-  // `engine` must stay valid until Detach(); `on_rejected` counts a request
-  // refused before it reached the engine (may be empty).
+  // `engine` and what `on_rejected` uses must stay valid until Detach();
+  // `on_rejected` counts a request refused before it reached the engine
+  // (may be empty).
   void Attach(Engine* engine, OpenAiContext context, std::function<void()> on_rejected);
   void Detach();
 

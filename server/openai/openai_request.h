@@ -3,6 +3,7 @@
 #define TANDEM_SERVER_OPENAI_OPENAI_REQUEST_H_
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <variant>
 
@@ -28,9 +29,11 @@ struct OpenAiRequest {
 
 // What parsing needs: the tokenizer, the chat template, the served model's
 // name (other names are 404) and the limits checked before tokenizing.
+// Ownership: shared with the server, so that an HTTP handler still running
+// after the server's shutdown wait never uses a freed tokenizer.
 struct OpenAiContext {
-  const Tokenizer* tokenizer = nullptr;
-  const ChatTemplate* chat_template = nullptr;
+  std::shared_ptr<const Tokenizer> tokenizer;
+  std::shared_ptr<const ChatTemplate> chat_template;
   std::string model_name;
   size_t max_prompt_bytes = 128 * 1024;
   int max_choices = 16;

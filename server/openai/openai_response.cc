@@ -35,9 +35,10 @@ std::string DumpJson(const json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-OpenAiResponse::OpenAiResponse(const OpenAiRequest& request, const Tokenizer* tokenizer)
+OpenAiResponse::OpenAiResponse(const OpenAiRequest& request,
+                               std::shared_ptr<const Tokenizer> tokenizer)
     : request_(request),
-      tokenizer_(tokenizer),
+      tokenizer_(std::move(tokenizer)),
       id_(RandomId(request.chat ? "chatcmpl-" : "cmpl-")),
       created_(absl::ToUnixSeconds(absl::Now())),
       choices_(static_cast<size_t>(request.n)) {}

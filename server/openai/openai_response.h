@@ -4,6 +4,7 @@
 #define TANDEM_SERVER_OPENAI_OPENAI_RESPONSE_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,7 +26,8 @@ namespace tandem {
 // with an error object event instead. Threading: one HTTP thread.
 class OpenAiResponse {
  public:
-  OpenAiResponse(const OpenAiRequest& request, const Tokenizer* tokenizer);
+  // Shares ownership of the tokenizer: a stream may outlive the server's wait.
+  OpenAiResponse(const OpenAiRequest& request, std::shared_ptr<const Tokenizer> tokenizer);
 
   // Streaming: the events' chunks. Choices that end are counted.
   std::string Stream(const std::vector<ChoiceEvents::Event>& events);
@@ -55,7 +57,7 @@ class OpenAiResponse {
   nlohmann::json Usage() const;
 
   const OpenAiRequest& request_;
-  const Tokenizer* tokenizer_;
+  const std::shared_ptr<const Tokenizer> tokenizer_;
   const std::string id_;
   const int64_t created_;
   std::vector<Choice> choices_;

@@ -177,10 +177,12 @@ test('errors are OpenAI error objects with the right status', async () => {
   for (const r of refused) assert.equal(r.reason.status, 429);
 });
 
-function post(path, body) {
+// A POST on a connection of its own (agent: false), to `address` (default:
+// the first server's HTTP port), abortable with `signal`.
+function post(path, body, { address = server.metricsAddress, signal } = {}) {
   return new Promise((resolve, reject) => {
-    const [host, port] = server.metricsAddress.split(':');
-    const req = http.request({ host, port, path, method: 'POST', headers: { 'Content-Type': 'application/json' } }, (res) => {
+    const [host, port] = address.split(':');
+    const req = http.request({ host, port, path, method: 'POST', agent: false, signal, headers: { 'Content-Type': 'application/json' } }, (res) => {
       let data = '';
       res.on('data', (c) => { data += c; });
       res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: data }));
@@ -265,6 +267,35 @@ test('a whole (not streamed) request whose client leaves is cancelled', async ()
   assert.equal(cancelled(text), cancelled(before) + 1);
   assert.equal(sample(text, 'tandem_requests_running'), 0);
   assert.ok(sample(text, 'tandem_generation_tokens_total') - sample(before, 'tandem_generation_tokens_total') < 900);
+});
+
+// A server whose engine holds 1 + 130 requests: 140 whole requests at once
+// hold 131 HTTP connections while they run or wait, and the 9 left over must
+// still reach the engine to be refused (429), as a probe must be answered:
+// the default HTTP pool has a thread for each (with 128 threads, the old
+// default, neither was answered until a request ended).
+test('a full queue is answered over HTTP with 429, and /healthz still answers', async () => {
+  const crowd = await startServer(['--metrics_listen=127.0.0.1:0', '--max_slots=1', '--max_queue=130']);
+  const controller = new AbortController();
+  try {
+    const body = JSON.stringify({ model, prompt: 'Keep going', max_tokens: 900, ignore_eos: true });
+    const refused = [];
+    const all = Array.from({ length: 140 }, () =>
+      post('/v1/completions', body, { address: crowd.metricsAddress, signal: controller.signal })
+        .then((r) => { if (r.status === 429) refused.push(r); return r; }, () => null));
+    for (let i = 0; i < 200 && refused.length < 9; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(refused.length, 9, 'the requests over 1 + 130 were refused within 10 s');
+    assert.equal(JSON.parse(refused[0].body).error.type, 'rate_limit_error');
+    const start = Date.now();
+    assert.equal((await httpGet(`http://${crowd.metricsAddress}/healthz`)).status, 200);
+    assert.ok(Date.now() - start < 2000, '/healthz answered at once');
+    controller.abort();
+    await Promise.all(all);
+  } finally {
+    controller.abort();
+    crowd.kill('SIGKILL');
+    await crowd.exited;
+  }
 });
 
 // A second server: an API key, CORS for one origin, and a drain.
