@@ -77,6 +77,12 @@ absl::StatusOr<GenerationRequest> ToGenerationRequest(const v1::GenerateRequest&
   }
   const v1::StoppingCriteria& stopping = proto.stopping();
   request.stopping.max_tokens = stopping.max_tokens();
+  if (stopping.stop_size() > limits.max_stop_strings) {
+    return absl::InvalidArgumentError(absl::StrCat("stopping.stop: at most ",
+                                                   limits.max_stop_strings,
+                                                   " stop strings are accepted, got ",
+                                                   stopping.stop_size()));
+  }
   request.stopping.stop_strings.assign(stopping.stop().begin(), stopping.stop().end());
   if (has_messages) {
     for (const std::string& stop : chat_template.stop_strings()) {

@@ -42,7 +42,8 @@ struct GenerationRequest {
 struct RequestLimits {
   int32_t vocab_size = 0;
   int32_t max_context = 0;  // prompt + completion tokens
-  int32_t max_stop_strings = 16;
+  // A client's (the front ends allow 16) and a chat template's own.
+  int32_t max_stop_strings = 32;
   int32_t max_stop_string_bytes = 256;
   int32_t max_stop_token_ids = 16;
 };

@@ -30,10 +30,11 @@ int32_t OpenAiBackend::max_context() const {
   return engine_ == nullptr ? 0 : engine_->model().max_context;
 }
 
-absl::StatusOr<uint64_t> OpenAiBackend::Submit(GenerationRequest request) {
+absl::StatusOr<std::vector<uint64_t>> OpenAiBackend::SubmitAll(
+    std::vector<GenerationRequest> requests) {
   absl::MutexLock lock(&mu_);
   if (engine_ == nullptr) return absl::UnavailableError("the server is not ready");
-  return engine_->Submit(std::move(request));
+  return engine_->SubmitAll(std::move(requests));
 }
 
 void OpenAiBackend::Cancel(uint64_t id) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -28,8 +29,8 @@ class OpenAiBackend {
   // The context, or nullopt while no engine is attached.
   std::optional<OpenAiContext> context() const;
   int32_t max_context() const;
-  // Engine::Submit; UNAVAILABLE when detached.
-  absl::StatusOr<uint64_t> Submit(GenerationRequest request);
+  // Engine::SubmitAll (all are queued, or none); UNAVAILABLE when detached.
+  absl::StatusOr<std::vector<uint64_t>> SubmitAll(std::vector<GenerationRequest> requests);
   void Cancel(uint64_t id);
   void Rejected() const;
 

@@ -42,10 +42,11 @@ class Fields {
     if (!Has(name)) return;
     const json& v = body_.at(name);
     if (!v.is_number_integer()) return Fail(name, "an integer");
-    const int64_t i = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi)
-                          ? hi + 1
-                          : v.get<int64_t>();
-    if (i < lo || i > hi) return Fail(name, absl::StrCat("an integer in [", lo, ", ", hi, "]"));
+    const bool above = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi);
+    const int64_t i = above ? hi : v.get<int64_t>();
+    if (above || i < lo || i > hi) {
+      return Fail(name, absl::StrCat("an integer in [", lo, ", ", hi, "]"));
+    }
     *out = i;
   }
   void Fail(const std::string& name, const std::string& what) {
@@ -57,21 +58,30 @@ class Fields {
   std::optional<ApiError> error_;
 };
 
-std::optional<ApiError> ReadStop(const json& body, std::vector<std::string>* out) {
+std::optional<ApiError> ReadStop(const json& body, int max_stop_strings,
+                                 std::vector<std::string>* out) {
   if (!body.contains("stop") || body.at("stop").is_null()) return std::nullopt;
   const json& stop = body.at("stop");
   if (stop.is_string()) {
     out->push_back(stop.get<std::string>());
-    return std::nullopt;
-  }
-  if (stop.is_array()) {
+  } else if (stop.is_array()) {
     for (const json& s : stop) {
       if (!s.is_string()) break;
       out->push_back(s.get<std::string>());
     }
-    if (out->size() == stop.size()) return std::nullopt;
   }
-  return ApiError::BadField("stop", "'stop' must be a string or an array of strings");
+  if (out->empty() || out->size() != (stop.is_array() ? stop.size() : 1)) {
+    return ApiError::BadField("stop", "'stop' must be a string or an array of strings");
+  }
+  if (static_cast<int>(out->size()) > max_stop_strings) {
+    return ApiError::BadField("stop", absl::StrCat("'stop' has ", out->size(),
+                                                   " strings; at most ", max_stop_strings,
+                                                   " are accepted"));
+  }
+  for (const std::string& s : *out) {
+    if (s.empty()) return ApiError::BadField("stop", "'stop' has an empty string");
+  }
+  return std::nullopt;
 }
 
 // The prompt of a completions request as token ids.
@@ -127,8 +137,8 @@ std::optional<ApiError> ReadMessages(const json& body, const OpenAiContext& cont
       message.content = content.get<std::string>();
     } else if (content.is_array()) {  // [{"type": "text", "text": "..."}]
       for (const json& part : content) {
-        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
-            !part.at("text").is_string()) {
+        if (!part.is_object() || !part.contains("type") || part.at("type") != "text" ||
+            !part.contains("text") || !part.at("text").is_string()) {
           return ApiError::BadField(where + ".content",
                                     "only text content parts are supported");
         }
@@ -149,6 +159,31 @@ std::optional<ApiError> ReadMessages(const json& body, const OpenAiContext& cont
   absl::StatusOr<std::string> prompt = context.chat_template->Render(messages);
   if (!prompt.ok()) return ApiError::BadField("messages", std::string(prompt.status().message()));
   *ids = context.tokenizer->Encode(*prompt);
+  return std::nullopt;
+}
+
+// The prompt and max_tokens against the context window, naming the field at
+// fault (the engine checks again, and names none).
+std::optional<ApiError> CheckContext(const json& body, bool chat, const OpenAiContext& context,
+                                     size_t prompt_tokens, int64_t max_tokens) {
+  if (context.max_context <= 0) return std::nullopt;
+  const int64_t room = context.max_context - static_cast<int64_t>(prompt_tokens);
+  if (room < 1) {
+    const char* field = chat ? "messages" : "prompt";
+    return ApiError::BadField(field, absl::StrCat("the prompt has ", prompt_tokens,
+                                                  " tokens; the context window holds ",
+                                                  context.max_context,
+                                                  " tokens including at least one generated"));
+  }
+  if (max_tokens > room) {
+    const char* field =
+        chat && Fields(body).Has("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+    return ApiError::BadField(field, absl::StrCat("'", field, "' is ", max_tokens,
+                                                  "; the prompt has ", prompt_tokens,
+                                                  " tokens and the context window ",
+                                                  context.max_context, ", so at most ", room,
+                                                  " can be generated"));
+  }
   return std::nullopt;
 }
 
@@ -206,11 +241,18 @@ std::variant<OpenAiRequest, ApiError> ParseOpenAiRequest(const json& body, bool 
                                 "'stream_options.include_usage' must be a boolean");
     }
   }
-  if (std::optional<ApiError> e = ReadStop(body, &g.stopping.stop_strings)) return *e;
+  if (std::optional<ApiError> e =
+          ReadStop(body, context.max_stop_strings, &g.stopping.stop_strings)) {
+    return *e;
+  }
   std::optional<ApiError> prompt_error =
       chat ? ReadMessages(body, context, &g.prompt_token_ids)
            : ReadPrompt(body, context, &g.prompt_token_ids);
   if (prompt_error) return *prompt_error;
+  if (std::optional<ApiError> e = CheckContext(body, chat, context, g.prompt_token_ids.size(),
+                                               max_tokens)) {
+    return *e;
+  }
   if (chat) {
     for (const std::string& s : context.chat_template->stop_strings()) {
       g.stopping.stop_strings.push_back(s);

@@ -36,7 +36,9 @@ struct OpenAiContext {
   std::shared_ptr<const ChatTemplate> chat_template;
   std::string model_name;
   size_t max_prompt_bytes = 128 * 1024;
+  int max_context = 0;  // prompt + completion tokens; 0: left to the engine
   int max_choices = 16;
+  int max_stop_strings = 16;  // the request's; the chat template's come on top
 };
 
 // Fields (vLLM's names where OpenAI has none): prompt (a string, one string

@@ -61,20 +61,21 @@ void Handle(const std::shared_ptr<OpenAiBackend>& backend, bool chat,
   g->backend = backend;
   g->request = std::move(std::get<OpenAiRequest>(parsed));
   g->response = std::make_unique<OpenAiResponse>(g->request, context->tokenizer);
+  std::vector<GenerationRequest> choices;
   for (int i = 0; i < g->request.n; ++i) {
-    GenerationRequest choice = g->request.generation;
+    GenerationRequest& choice = choices.emplace_back(g->request.generation);
     choice.sampling.seed += static_cast<uint64_t>(i);
     choice.sink = std::make_shared<ChoiceSink>(g->events, i);
-    absl::StatusOr<uint64_t> id = backend->Submit(std::move(choice));
-    if (!id.ok()) {
-      g->CancelAll();
-      backend->Rejected();
-      ApiError error = ApiError::FromStatus(id.status());
-      if (error.http_status == 400) error.param = "prompt";
-      return Reply(res, error);
-    }
-    g->ids.push_back(*id);
   }
+  // All the choices are queued, or none (a full queue refuses them whole).
+  absl::StatusOr<std::vector<uint64_t>> ids = backend->SubmitAll(std::move(choices));
+  if (!ids.ok()) {
+    backend->Rejected();
+    ApiError error = ApiError::FromStatus(ids.status());
+    if (error.http_status == 400) error.param = chat ? "messages" : "prompt";
+    return Reply(res, error);
+  }
+  g->ids = *std::move(ids);
   if (!g->request.stream) {
     // Nothing is written until the end: watch the connection, so that a
     // client that leaves (a timeout, an SDK's retry) frees its slots.

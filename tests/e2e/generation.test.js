@@ -205,6 +205,7 @@ test('every bad request is INVALID_ARGUMENT with a message, and nothing breaks',
     'token id = vocab size': { prompt_token_ids: [50257] },
     'negative token id': { prompt_token_ids: [-5] },
     'stop token id outside the vocabulary': { prompt: 'hi', stopping: { stop_token_ids: [60000] } },
+    '17 stop strings': { prompt: 'hi', stopping: { stop: Array(17).fill('zz') } },
   };
   for (const [name, request] of Object.entries(bad)) {
     const result = await generate(generation, request);
@@ -214,4 +215,8 @@ test('every bad request is INVALID_ARGUMENT with a message, and nothing breaks',
   }
   const good = await generate(generation, greedy('Still serving', 2));
   assert.equal(good.error, null);
+  // 16 stop strings are the client's, beside the chat template's own.
+  const chat = await generate(generation, { messages: [{ role: 'user', content: 'hi' }],
+    stopping: { max_tokens: 2, stop: Array.from({ length: 16 }, (_, i) => `zz${i}`) } });
+  assert.equal(chat.error, null);
 });

@@ -158,7 +158,28 @@ test('errors are OpenAI error objects with the right status', async () => {
   };
   await expectError(client.completions.create({ model, prompt: 'x', temperature: 7 }), 400,
     (e) => { assert.equal(e.error.param, 'temperature'); assert.equal(e.error.type, 'invalid_request_error'); });
-  await expectError(client.completions.create({ model, prompt: 'x', max_tokens: 5000 }), 400);
+  await expectError(client.completions.create({ model, prompt: 'x', max_tokens: 5000 }), 400,
+    (e) => assert.equal(e.error.param, 'max_tokens'));
+  await expectError(client.chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }], max_completion_tokens: 5000 }), 400,
+    (e) => assert.equal(e.error.param, 'max_completion_tokens'));
+  await expectError(client.completions.create({ model, prompt: Array(1024).fill(11), max_tokens: 1 }), 400,
+    (e) => assert.equal(e.error.param, 'prompt'));
+  await expectError(client.completions.create({ model, prompt: 'x', stop: Array(17).fill('zz') }), 400,
+    (e) => assert.equal(e.error.param, 'stop'));
+  await expectError(client.completions.create({ model, prompt: 'x', stop: ['a', ''] }), 400,
+    (e) => assert.equal(e.error.param, 'stop'));
+  // 16 stop strings are a client's to use, beside the chat template's own.
+  const sixteen = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }],
+    stop: Array.from({ length: 16 }, (_, i) => `zz${i}`), max_tokens: 2 });
+  assert.equal(sixteen.choices.length, 1);
+  // A content part whose type is not a string, and a seed past int64: 400s
+  // (the first was a 500, the second wrapped to one seed).
+  const part = await post('/v1/chat/completions', JSON.stringify({ model, messages: [{ role: 'user', content: [{ type: null, text: 'hi' }] }] }));
+  assert.equal(part.status, 400);
+  assert.equal(JSON.parse(part.body).error.param, 'messages[0].content');
+  const seed = await post('/v1/completions', `{"model": "${model}", "prompt": "x", "seed": 9223372036854775808}`);
+  assert.equal(seed.status, 400);
+  assert.equal(JSON.parse(seed.body).error.param, 'seed');
   await expectError(client.chat.completions.create({ model, messages: [] }), 400, (e) => assert.equal(e.error.param, 'messages'));
   await expectError(client.chat.completions.create({ model, messages: [{ role: 'robot', content: 'hi' }] }), 400);
   await expectError(client.completions.create({ model: 'gpt-17', prompt: 'x' }), 404, (e) => assert.equal(e.error.code, 'model_not_found'));

@@ -83,8 +83,8 @@ TEST_F(RequestValidatorTest, RejectsBadSamplingParameters) {
 TEST_F(RequestValidatorTest, RejectsBadStopStrings) {
   request_.stopping.stop_strings = {""};
   EXPECT_THAT(Validate().message(), HasSubstr("empty"));
-  request_.stopping.stop_strings.assign(17, "x");
-  EXPECT_THAT(Validate().message(), HasSubstr("at most 16"));
+  request_.stopping.stop_strings.assign(33, "x");
+  EXPECT_THAT(Validate().message(), HasSubstr("at most 32"));
 }
 
 }  // namespace
