@@ -87,6 +87,10 @@ absl::StatusOr<std::unique_ptr<ModelRunner>> MakeRunner(
 #endif
 }
 
+// LoadModel's work; LibTorch's errors (out of memory while placing the
+// weights or allocating the cache) come out as exceptions.
+absl::StatusOr<LoadedModel> LoadModelOrThrow(const ModelOptions& options);
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(const std::string& model_dir) {
@@ -96,6 +100,21 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(const std::string& mode
 }
 
 absl::StatusOr<LoadedModel> LoadModel(const ModelOptions& options) {
+  try {
+    return LoadModelOrThrow(options);
+  } catch (const c10::OutOfMemoryError& e) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("out of memory while loading the model (fewer --max_slots, a smaller "
+                     "--max_context or --dtype may fit): ",
+                     e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("cannot load the model: ", e.what()));
+  }
+}
+
+namespace {
+
+absl::StatusOr<LoadedModel> LoadModelOrThrow(const ModelOptions& options) {
   const absl::Time start = absl::Now();
   ASSIGN_OR_RETURN(const at::Device device, ResolveDevice(options.device));
   ASSIGN_OR_RETURN(const at::ScalarType dtype, ResolveDType(options.dtype, device));
@@ -133,5 +152,7 @@ absl::StatusOr<LoadedModel> LoadModel(const ModelOptions& options) {
   return LoadedModel{std::move(runner), std::move(loaded.tokenizer),
                      std::move(loaded.chat_template)};
 }
+
+}  // namespace
 
 }  // namespace tandem

@@ -28,7 +28,8 @@ struct LoadedModel {
 // model), loads the weights on the resolved device and dtype, checks that
 // the KV slots fit, and builds the runner: CudaRunner on a CUDA device,
 // EagerRunner on the CPU, GrowingCacheRunner for --kv_cache=dynamic. Logs
-// what it loaded. Errors name the flag, file, field or tensor at fault.
+// what it loaded. Errors name the flag, file, field or tensor at fault;
+// RESOURCE_EXHAUSTED when the weights or the KV cache do not fit in memory.
 absl::StatusOr<LoadedModel> LoadModel(const ModelOptions& options);
 
 // Loads only the tokenizer of `model_dir` (the embedded one when empty).

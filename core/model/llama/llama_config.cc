@@ -53,12 +53,14 @@ absl::Status ReadIds(const Json& json, const char* key, absl::string_view source
   if (it == json.end() || it->is_null()) return absl::OkStatus();
   out->clear();
   if (it->is_number_integer()) {
+    if (!IsInt32(*it)) return FieldError(source, key, "is out of range");
     out->push_back(it->get<int32_t>());
     return absl::OkStatus();
   }
   if (!it->is_array()) return FieldError(source, key, "must be an integer or a list of them");
   for (const Json& id : *it) {
     if (!id.is_number_integer()) return FieldError(source, key, "must list integers");
+    if (!IsInt32(id)) return FieldError(source, key, "lists an id out of range");
     out->push_back(id.get<int32_t>());
   }
   return absl::OkStatus();

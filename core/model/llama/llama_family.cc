@@ -90,7 +90,13 @@ absl::StatusOr<FamilyModel> LlamaFamily::Load(const std::string& dir,
                                                    config.model_type, ", not ", model_type_));
   }
   ASSIGN_OR_RETURN(std::vector<int32_t> eos, GenerationEos(dir));
-  if (!eos.empty()) config.eos_token_ids = eos;
+  if (!eos.empty()) {
+    config.eos_token_ids = eos;
+    if (absl::Status valid = config.Validate(); !valid.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(dir, "/generation_config.json: ", valid.message()));
+    }
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<BpeTokenizer> tokenizer, LoadBpe(dir));
   if (config.eos_token_ids.empty() && tokenizer->eos_token_id().has_value()) {
     config.eos_token_ids = {*tokenizer->eos_token_id()};

@@ -250,6 +250,15 @@ TEST(LlamaConfigTest, ReadsTheFieldsAndNamesWhatIsWrong) {
   EXPECT_THAT(error("{" + base + R"(, "model_type": "llama", "hidden_act": "gelu"})"),
               HasSubstr("hidden_act"));
   EXPECT_THAT(error("not json"), HasSubstr("x/config.json"));
+  // Integers past int32 are errors, not wrapped values (2^32 was token 0).
+  EXPECT_THAT(error("{" + base + R"(, "model_type": "llama", "eos_token_id": 4294967296})"),
+              HasSubstr("eos_token_id"));
+  EXPECT_THAT(error("{" + base + R"(, "model_type": "llama", "eos_token_id": [1, 4294967296]})"),
+              HasSubstr("out of range"));
+  EXPECT_THAT(error(R"({"model_type": "llama", "vocab_size": 10, "hidden_size": 8,
+                        "intermediate_size": 16, "num_hidden_layers": 4294967298,
+                        "num_attention_heads": 2, "max_position_embeddings": 16})"),
+              HasSubstr("out of range"));
 }
 
 TEST(LlamaWeightsTest, ShardedCheckpointsLoadAndErrorsNameTheTensor) {
