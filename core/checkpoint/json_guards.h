@@ -1,6 +1,7 @@
-// Guards for parsing untrusted JSON headers with nlohmann-json: a nesting
-// limit checked before parsing, and duplicate keys (which nlohmann would
-// otherwise silently collapse) detected during parsing.
+// A guard for parsing untrusted JSON headers with nlohmann-json: duplicate
+// keys (which nlohmann would otherwise silently collapse) detected during
+// parsing. (The nesting limit checked before parsing is in
+// core/base/json_nesting_depth.h.)
 #ifndef TANDEM_CORE_CHECKPOINT_JSON_GUARDS_H_
 #define TANDEM_CORE_CHECKPOINT_JSON_GUARDS_H_
 
@@ -11,13 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "absl/strings/string_view.h"
-
 namespace tandem {
-
-// Returns the maximum nesting depth of arrays/objects in `json`, ignoring
-// brackets inside string literals. Stops counting once `limit` is exceeded.
-int JsonNestingDepth(absl::string_view json, int limit);
 
 // Parser callback state that records the first key repeated within one JSON
 // object (nlohmann would otherwise silently keep the last value).

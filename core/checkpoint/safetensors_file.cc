@@ -15,6 +15,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/base/json_nesting_depth.h"
 #include "core/checkpoint/json_guards.h"
 
 namespace tandem {

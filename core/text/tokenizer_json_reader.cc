@@ -5,6 +5,7 @@
 #include <exception>
 #include <utility>
 
+#include "core/base/json_nesting_depth.h"
 #include "core/text/vocab_json.h"
 
 namespace tandem {
@@ -26,6 +27,13 @@ std::string Show(const Json& value) {
 
 absl::StatusOr<Json> FieldReader::Parse(absl::string_view text,
                                         Json::parser_callback_t callback) const {
+  // The pipeline's parsers (Sequence in Sequence) and the error messages'
+  // dump() recurse on nesting; real files nest a few levels.
+  constexpr int kMaxDepth = 64;
+  if (JsonNestingDepth(text, kMaxDepth) > kMaxDepth) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file_, ": JSON nests deeper than ", kMaxDepth, " levels"));
+  }
   Json json;
   try {
     json = Json::parse(text.begin(), text.end(), std::move(callback));

@@ -57,6 +57,29 @@ struct Node {
   std::vector<std::unique_ptr<Node>> alternate;
 
   Node(NodeKind k, int l) : kind(k), line(l) {}
+  // Frees the subtree without recursing on its depth (a long chain of
+  // operators is as deep as it is long).
+  ~Node() {
+    std::vector<std::unique_ptr<Node>> pending;
+    auto take = [&pending](std::vector<std::unique_ptr<Node>>& from) {
+      for (std::unique_ptr<Node>& child : from) {
+        if (child) pending.push_back(std::move(child));
+      }
+      from.clear();
+    };
+    take(args);
+    take(body);
+    take(alternate);
+    while (!pending.empty()) {
+      std::unique_ptr<Node> next = std::move(pending.back());
+      pending.pop_back();
+      take(next->args);
+      take(next->body);
+      take(next->alternate);
+    }  // each `next` is destroyed with no children
+  }
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
   const Node* arg(size_t i) const { return i < args.size() ? args[i].get() : nullptr; }
 };
 

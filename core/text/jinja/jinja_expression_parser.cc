@@ -39,6 +39,8 @@ absl::StatusOr<NodePtr> ParserImpl::ParseExpression() {
 }
 
 absl::StatusOr<NodePtr> ParserImpl::ParseIfExpression() {
+  DepthGuard guard(this);  // `else` recurses: a if b else c if d else ...
+  RETURN_IF_ERROR(guard.Check());
   ASSIGN_OR_RETURN(NodePtr a, ParseLogicalOr());
   if (!IsIdentifier("if")) return a;
   const int line = Line();

@@ -172,8 +172,21 @@ absl::StatusOr<Value> Interpreter::EvalNode(const Node* n, Scope* scope) {
       return Eval(n->arg(Truthy(cond) ? 1 : 2), scope);
     }
     case NodeKind::kIf: {
-      ASSIGN_OR_RETURN(const Value test, Eval(n->arg(0), scope));
-      ASSIGN_OR_RETURN(std::string s, EvalBlock(Truthy(test) ? n->body : n->alternate, scope));
+      // An elif chain (each kIf alone in the previous one's alternate) is
+      // walked here, so that its length does not count as nesting.
+      const Node* branch = n;
+      bool taken = false;
+      while (true) {
+        ASSIGN_OR_RETURN(const Value test, Eval(branch->arg(0), scope));
+        taken = Truthy(test);
+        if (taken || branch->alternate.size() != 1 ||
+            branch->alternate[0]->kind != NodeKind::kIf) {
+          break;
+        }
+        branch = branch->alternate[0].get();
+      }
+      ASSIGN_OR_RETURN(std::string s,
+                       EvalBlock(taken ? branch->body : branch->alternate, scope));
       return Value::String(std::move(s));
     }
     case NodeKind::kFor: return EvalFor(n, scope);

@@ -169,23 +169,34 @@ absl::Status ParserImpl::CheckSetTarget(const Node& target) {
   }
 }
 
+// Each {% elif %} is a kIf alone in the previous one's alternate, parsed in
+// this loop (not by recursion: a long chain is not nesting).
 absl::StatusOr<NodePtr> ParserImpl::ParseIf(int line) {
-  NodePtr n = MakeNode(NodeKind::kIf, line);
-  ASSIGN_OR_RETURN(NodePtr test, ParseExpression());
-  n->args.push_back(std::move(test));
-  RETURN_IF_ERROR(Expect(T::kCloseStatement, "%} closing {% if %}").status());
-  RETURN_IF_ERROR(ParseBodyUntil({"elif", "else", "endif"}, &n->body, "{% if %}", line));
-  if (IsStatement({"elif"})) {
-    const int elif_line = Peek(1)->line;
+  NodePtr head;
+  Node* last = nullptr;
+  for (int branch_line = line;;) {
+    NodePtr n = MakeNode(NodeKind::kIf, branch_line);
+    ASSIGN_OR_RETURN(NodePtr test, ParseExpression());
+    n->args.push_back(std::move(test));
+    RETURN_IF_ERROR(Expect(T::kCloseStatement, "%} closing {% if %}").status());
+    RETURN_IF_ERROR(ParseBodyUntil({"elif", "else", "endif"}, &n->body, "{% if %}", line));
+    Node* added = n.get();
+    if (last == nullptr) {
+      head = std::move(n);
+    } else {
+      last->alternate.push_back(std::move(n));
+    }
+    last = added;
+    if (!IsStatement({"elif"})) break;
+    branch_line = Peek(1)->line;
     cur_ += 2;
-    ASSIGN_OR_RETURN(NodePtr nested, ParseIf(elif_line));
-    n->alternate.push_back(std::move(nested));
-  } else if (IsStatement({"else"})) {
+  }
+  if (IsStatement({"else"})) {
     cur_ += 2;
     RETURN_IF_ERROR(Expect(T::kCloseStatement, "%} closing {% else %}").status());
-    RETURN_IF_ERROR(ParseBodyUntil({"endif"}, &n->alternate, "{% if %}", line));
+    RETURN_IF_ERROR(ParseBodyUntil({"endif"}, &last->alternate, "{% if %}", line));
   }
-  return n;
+  return head;
 }
 
 absl::StatusOr<NodePtr> ParserImpl::ParseMacro(int line) {
@@ -256,8 +267,35 @@ absl::StatusOr<NodePtr> ParserImpl::ParseFilterBlock(int line) {
 
 }  // namespace parser_internal
 
+namespace {
+
+// The tree's depth, walked without recursion: a chain of operators (a + b +
+// ...) or of elifs is as deep as it is long, and the validator and the
+// interpreter recurse on depth.
+absl::Status CheckTreeDepth(const NodeList& program) {
+  std::vector<std::pair<const Node*, int>> pending;
+  for (const NodePtr& n : program) pending.emplace_back(n.get(), 1);
+  while (!pending.empty()) {
+    const auto [n, depth] = pending.back();
+    pending.pop_back();
+    if (n == nullptr) continue;
+    if (depth > Parser::kMaxTreeDepth) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "line ", n->line, ": the template's syntax tree is deeper than ", Parser::kMaxTreeDepth,
+          " levels (a chain of that many operators or elifs)"));
+    }
+    for (const auto* list : {&n->args, &n->body, &n->alternate}) {
+      for (const NodePtr& child : *list) pending.emplace_back(child.get(), depth + 1);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<NodeList> Parser::Parse(const std::vector<Token>& tokens) {
   ASSIGN_OR_RETURN(NodeList program, parser_internal::ParserImpl(tokens).ParseProgram());
+  RETURN_IF_ERROR(CheckTreeDepth(program));
   RETURN_IF_ERROR(ValidateProgram(program));
   return program;
 }

@@ -21,6 +21,9 @@ class Parser {
   // Deeper nesting of expressions or blocks than this is an error (the
   // parser recurses on it).
   static constexpr int kMaxNesting = 100;
+  // A deeper syntax tree (chains of operators or elifs count) is an error:
+  // the validator and the interpreter recurse on it.
+  static constexpr int kMaxTreeDepth = 1000;
 
   // The template's statements, or InvalidArgumentError naming the line.
   static absl::StatusOr<NodeList> Parse(const std::vector<Token>& tokens);

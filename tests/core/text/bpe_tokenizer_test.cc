@@ -571,6 +571,22 @@ TEST(BpeTokenizerLoaderTest, BadAddedTokensAndConfig) {
   ExpectError(json, {"post_processor.special_tokens[\"<s>\"]", "missing"});
 }
 
+// Nesting a million levels deep (a normalizer, a config value) is refused
+// before anything recurses on it: the error messages' dump() and the nested
+// Sequence parsers overflowed the stack.
+TEST(BpeTokenizerLoaderTest, DeeplyNestedJsonIsAnError) {
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  std::string text = SmallTokenizer().dump();
+  text.insert(1, "\"normalizer\": " + deep + ",");
+  ExpectError(BpeTokenizer::FromStrings(text, ""), {"tokenizer.json", "deeper than 64"});
+  ExpectError(SmallTokenizer(), {"tokenizer_config.json", "deeper than 64"},
+              "{\"bos_token\": " + deep + "}");
+  // Real nesting (a Sequence of normalizers) still loads.
+  Json json = SmallTokenizer();
+  json["normalizer"] = Json::parse(R"({"type": "Sequence", "normalizers": [{"type": "NFC"}]})");
+  EXPECT_TRUE(BpeTokenizer::FromStrings(json.dump(), "").ok());
+}
+
 TEST(BpeTokenizerLoaderTest, MalformedJsonIsAnError) {
   ExpectError(BpeTokenizer::FromStrings("{\"model\": {\n \"type\": }", ""),
               {"tokenizer.json", "malformed JSON", "line 2"});

@@ -173,6 +173,31 @@ TEST(JinjaParseTest, NestingIsBounded) {
   std::string nots = "{{ ";
   for (int i = 0; i < 5000; ++i) nots += "not ";
   EXPECT_THAT(ParseError(nots + "x }}"), HasSubstr("nesting deeper than"));
+  // Chains that the parser reads in loops or by right recursion, a million
+  // long: refused with a message, not a stack overflow (in the parser, the
+  // validator or the tree's destructor).
+  std::string sum = "{{ 1";
+  for (int i = 0; i < 1000000; ++i) sum += "+1";
+  EXPECT_THAT(ParseError(sum + " }}"), HasSubstr("syntax tree is deeper than"));
+  std::string ternary = "{{ ";
+  for (int i = 0; i < 100000; ++i) ternary += "1 if a else ";
+  EXPECT_THAT(ParseError(ternary + "1 }}"), HasSubstr("nesting deeper than"));
+  std::string elifs = "{% if a %}";
+  for (int i = 0; i < 100000; ++i) elifs += "{% elif a %}";
+  EXPECT_THAT(ParseError(elifs + "{% endif %}"), HasSubstr("syntax tree is deeper than"));
+}
+
+// A long elif chain is not nesting: 300 branches render (Python's Jinja
+// renders them; the chain counted against the interpreter's depth of 128).
+TEST(JinjaRenderTest, ALongElifChainRenders) {
+  std::string source = "{% if x == 0 %}zero";
+  for (int i = 1; i < 300; ++i) {
+    source += "{% elif x == " + std::to_string(i) + " %}" + std::to_string(i);
+  }
+  source += "{% else %}many{% endif %}";
+  EXPECT_EQ(*RenderSource(source, {{"x", 299}}), "299");
+  EXPECT_EQ(*RenderSource(source, {{"x", 0}}), "zero");
+  EXPECT_EQ(*RenderSource(source, {{"x", 1000}}), "many");
 }
 
 TEST(JinjaRenderTest, RaiseExceptionIsAnInvalidArgumentWithTheMessage) {

@@ -1,4 +1,4 @@
-#include "core/checkpoint/json_guards.h"
+#include "core/base/json_nesting_depth.h"
 
 #include <algorithm>
 
