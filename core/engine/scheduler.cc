@@ -31,18 +31,15 @@ void Scheduler::Cancel(uint64_t sequence_id, FinishReason reason) {
 }
 
 void Scheduler::FinishWaiting(FinishReason reason, const absl::Status& error) {
-  const std::vector<uint64_t> ids(waiting_.begin(), waiting_.end());
   const absl::Time now = absl::Now();
+  RetireCancelledAndExpired(now);  // they keep their own reasons
+  const std::vector<uint64_t> ids(waiting_.begin(), waiting_.end());
   for (uint64_t id : ids) Retire(id, reason, now, "", error);
 }
 
 void Scheduler::FinishAll(FinishReason reason, const absl::Status& error) {
   const absl::Time now = absl::Now();
-  // Cancellations not yet applied keep their own reasons.
-  for (const auto& [id, cancelled_reason] : cancelled_) {
-    if (sequences_.contains(id)) Retire(id, cancelled_reason, now);
-  }
-  cancelled_.clear();
+  RetireCancelledAndExpired(now);  // they keep their own reasons
   std::vector<uint64_t> ids(waiting_.begin(), waiting_.end());
   ids.insert(ids.end(), running_.begin(), running_.end());
   for (uint64_t id : ids) Retire(id, reason, now, "", error);
@@ -79,7 +76,7 @@ bool Scheduler::DecodesBehindPrefill(const Sequence& seq) const {
          seq.request.stopping.max_tokens > 1;
 }
 
-StepPlan Scheduler::Schedule(absl::Time now) {
+void Scheduler::RetireCancelledAndExpired(absl::Time now) {
   for (const auto& [id, reason] : cancelled_) {
     auto it = sequences_.find(id);
     if (it == sequences_.end()) continue;
@@ -93,6 +90,10 @@ StepPlan Scheduler::Schedule(absl::Time now) {
     if (now >= seq->request.deadline) expired.push_back(id);
   }
   for (uint64_t id : expired) Retire(id, FinishReason::kDeadline, now);
+}
+
+StepPlan Scheduler::Schedule(absl::Time now) {
+  RetireCancelledAndExpired(now);
 
   StepPlan plan;
   // Running sequences decode first, so admission never delays them.

@@ -70,9 +70,11 @@ class Scheduler {
   // call's deadline passed); it is retired (its slot freed) by the next
   // Schedule(). Unknown ids are ignored (the sequence may have finished).
   void Cancel(uint64_t sequence_id, FinishReason reason = FinishReason::kCancelled);
-  // Retires every sequence, waiting or running, with `reason`.
+  // Retires every sequence, waiting or running, with `reason`; those
+  // cancelled or past their deadline first, with theirs.
   void FinishAll(FinishReason reason, const absl::Status& error);
-  // Retires the sequences still waiting for a slot with `reason`.
+  // Retires the sequences still waiting for a slot with `reason`; those
+  // cancelled or past their deadline (waiting or running) first, with theirs.
   void FinishWaiting(FinishReason reason, const absl::Status& error);
 
   // Retires cancelled and expired sequences, admits waiting ones into free
@@ -98,6 +100,9 @@ class Scheduler {
   void Accept(Sequence* seq, const SampledToken& sampled, absl::Time now);
   void Retire(uint64_t sequence_id, FinishReason reason, absl::Time now,
               std::string stop_sequence = "", absl::Status error = absl::OkStatus());
+  // Retires the cancelled sequences (kDeadline past their deadline) and the
+  // expired ones (kDeadline).
+  void RetireCancelledAndExpired(absl::Time now);
   RowSampling SamplingFor(const Sequence& seq) const;
   // Whether `seq`, whose prompt's last chunk has not completed, decodes in
   // the step being planned (SchedulerOptions::decode_behind_prefill).

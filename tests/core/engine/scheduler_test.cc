@@ -407,6 +407,33 @@ TEST_F(SchedulerTest, FinishAllRetiresEveryone) {
   EXPECT_TRUE(scheduler_->idle());
 }
 
+// At shutdown, a cancellation or deadline not yet applied keeps its reason
+// (the metrics count it so): it is not a waiting request ended by shutdown.
+TEST_F(SchedulerTest, FinishingKeepsTheReasonsOfCancelledAndExpiredSequences) {
+  MakeScheduler(1);
+  auto running = Add(1, 100);
+  auto cancelled = Add(2, 100);
+  GenerationRequest request;
+  request.prompt_token_ids = {1};
+  request.stopping.max_tokens = 100;
+  request.deadline = absl::Now() + absl::Milliseconds(20);
+  auto expired = std::make_shared<RecordingSink>();
+  request.sink = expired;
+  scheduler_->Add(3, std::move(request));
+  auto waiting = Add(4, 100);
+  StepConstant(kHello);  // 1 runs; 2, 3 and 4 wait
+  scheduler_->Cancel(2);
+  absl::SleepFor(absl::Milliseconds(30));
+  scheduler_->FinishWaiting(FinishReason::kShutdown, absl::UnavailableError("not started"));
+  EXPECT_EQ(cancelled->summary().reason, FinishReason::kCancelled);
+  EXPECT_EQ(expired->summary().reason, FinishReason::kDeadline);
+  EXPECT_EQ(waiting->summary().reason, FinishReason::kShutdown);
+  EXPECT_FALSE(running->finished());
+  scheduler_->Cancel(1);
+  scheduler_->FinishAll(FinishReason::kShutdown, absl::OkStatus());
+  EXPECT_EQ(running->summary().reason, FinishReason::kCancelled);
+}
+
 TEST_F(SchedulerTest, FailedStepFinishesItsSequencesWithTheError) {
   MakeScheduler(2);
   auto a = Add(1, 100);
