@@ -163,6 +163,42 @@ absl::Status CannotPrintFunction() {
 
 }  // namespace
 
+namespace {
+
+// About how many bytes `v` prints as, counting a shared part each time it
+// appears; stops counting past `cap` (and past ToJson's depth).
+uint64_t PrintedSize(const Value& v, uint64_t cap, int depth = 0) {
+  if (depth > 257) return cap + 1;
+  uint64_t n = 2;
+  switch (v.type()) {
+    case Value::Type::kString: return v.str().size() + 2;
+    case Value::Type::kArray:
+    case Value::Type::kTuple:
+      for (const Value& item : v.list()) {
+        n += 2 + PrintedSize(item, cap, depth + 1);
+        if (n > cap) break;
+      }
+      return n;
+    case Value::Type::kObject:
+    case Value::Type::kKwargs:
+    case Value::Type::kNamespace:
+      for (const auto& [key, value] : v.map().entries()) {
+        n += key.size() + 6 + PrintedSize(value, cap, depth + 1);
+        if (n > cap) break;
+      }
+      return n;
+    default: return 24;
+  }
+}
+
+absl::Status CheckPrintedSize(const Value& v) {
+  if (PrintedSize(v, kMaxBuiltStringBytes) <= kMaxBuiltStringBytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("the value would print as more than ",
+                                                 kMaxBuiltStringBytes >> 20, " MiB"));
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> ToDisplayString(const Value& v) {
   switch (v.type()) {
     case Value::Type::kUndefined: return std::string("undefined");
@@ -188,6 +224,7 @@ absl::StatusOr<std::string> ToDisplayString(const Value& v) {
 }
 
 absl::StatusOr<std::string> ToJsString(const Value& v) {
+  if (v.is_list()) RETURN_IF_ERROR(CheckPrintedSize(v));
   switch (v.type()) {
     case Value::Type::kInt:
     case Value::Type::kFloat:
@@ -235,6 +272,7 @@ absl::StatusOr<std::string> ToJson(const Value& v, const JsonOptions& options,
     case Value::Type::kArray:
     case Value::Type::kObject:
     case Value::Type::kNamespace: {
+      if (depth == 0) RETURN_IF_ERROR(CheckPrintedSize(v));
       if (indent < 0 || indent > 1000 || std::isnan(indent)) {
         return absl::InvalidArgumentError(absl::StrCat("tojson: invalid indent ", indent));
       }

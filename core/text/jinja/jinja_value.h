@@ -136,6 +136,12 @@ struct Function {
 // callables are true.
 bool Truthy(const Value& v);
 
+// The longest string one operation (printing a value, replace()) builds:
+// the rendering's own limit (Limits::max_output_bytes) checks only what an
+// operation returns, and a value whose parts are shared ([a, a] doubled 40
+// times) prints far longer than it is big. Past it, an error.
+inline constexpr size_t kMaxBuiltStringBytes = 64 << 20;
+
 // How `{{ v }}` prints v (RuntimeValue.toString): floats with a fractional
 // part or ".0", arrays and objects as JSON, undefined as "undefined".
 absl::StatusOr<std::string> ToDisplayString(const Value& v);

@@ -246,6 +246,23 @@ TEST(JinjaRenderTest, OutputSizeIsBounded) {
       RenderSource("{% for i in range(1000) %}0123456789{% endfor %}", {}, limits);
   ASSERT_TRUE(fits.ok()) << fits.status();
   EXPECT_EQ(fits->size(), 10000u);
+  // Built by one operation before the limit sees it: printing a value whose
+  // parts are shared (a 41-deep value that prints as 2^40 items), and a
+  // replace() of a 1 MiB string's every character by 1 MiB. Each asked for
+  // terabytes (std::bad_alloc, or the OOM killer).
+  for (const std::string print : {"{{ ns.a }}", "{{ ns.a|tojson }}", "{{ '' ~ ns.a }}"}) {
+    const absl::StatusOr<std::string> shared = RenderSource(
+        "{% set ns = namespace(a=[1]) %}{% for i in range(40) %}{% set ns.a = [ns.a, ns.a] %}"
+        "{% endfor %}" + print, {}, limits);
+    ASSERT_FALSE(shared.ok()) << print;
+    EXPECT_THAT(std::string(shared.status().message()), HasSubstr("MiB")) << print;
+  }
+  const absl::StatusOr<std::string> replaced = RenderSource(
+      "{% set ns = namespace(s='x') %}{% for i in range(20) %}{% set ns.s = ns.s ~ ns.s %}"
+      "{% endfor %}{{ ns.s.replace('x', ns.s) }}",
+      {}, Limits());
+  ASSERT_FALSE(replaced.ok());
+  EXPECT_THAT(std::string(replaced.status().message()), HasSubstr("replace() would build"));
 }
 
 TEST(JinjaRenderTest, WorkIsBounded) {
