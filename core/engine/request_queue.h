@@ -1,5 +1,5 @@
-// The one channel from RPC threads into the engine thread. Every mutex of
-// the engine lives in this file.
+// The one channel from RPC threads into the engine thread. (The engine's
+// other locks are the SinkDispatcher's, on the way out.)
 #ifndef TANDEM_CORE_ENGINE_REQUEST_QUEUE_H_
 #define TANDEM_CORE_ENGINE_REQUEST_QUEUE_H_
 

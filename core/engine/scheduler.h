@@ -70,9 +70,13 @@ class Scheduler {
   // call's deadline passed); it is retired (its slot freed) by the next
   // Schedule(). Unknown ids are ignored (the sequence may have finished).
   void Cancel(uint64_t sequence_id, FinishReason reason = FinishReason::kCancelled);
-  // Retires every sequence, waiting or running, with `reason`; those
-  // cancelled or past their deadline first, with theirs.
+  // Retires every sequence, waiting or running, with `reason` and `error`
+  // (`error_before_first_token` for those that generated nothing: a prompt
+  // still being prefilled); those cancelled or past their deadline first,
+  // with their reasons.
   void FinishAll(FinishReason reason, const absl::Status& error);
+  void FinishAll(FinishReason reason, const absl::Status& error,
+                 const absl::Status& error_before_first_token);
   // Retires the sequences still waiting for a slot with `reason`; those
   // cancelled or past their deadline (waiting or running) first, with theirs.
   void FinishWaiting(FinishReason reason, const absl::Status& error);

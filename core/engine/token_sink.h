@@ -21,8 +21,10 @@ struct GenerationChunk {
 // Sent once, last, for every accepted request.
 struct GenerationSummary {
   FinishReason reason = FinishReason::kStop;
-  std::string stop_sequence;  // the stop string or token text that matched
-  absl::Status error;         // set when reason == kError
+  std::string stop_sequence;  // the stop string that matched; empty for EOS or a stop id
+  // Set when reason == kError, and for kShutdown when the request had not
+  // started or had generated nothing yet (UNAVAILABLE: retry elsewhere).
+  absl::Status error;
   int prompt_tokens = 0;
   int completion_tokens = 0;
   double queue_seconds = 0;  // arrival -> prefill start

@@ -434,6 +434,24 @@ TEST_F(SchedulerTest, FinishingKeepsTheReasonsOfCancelledAndExpiredSequences) {
   EXPECT_EQ(running->summary().reason, FinishReason::kCancelled);
 }
 
+// Cut off at shutdown: a sequence that generated tokens ends with its text
+// (OK); one still prefilling its prompt, with nothing for its client, ends
+// with the error a request not started gets (UNAVAILABLE: retry elsewhere).
+TEST_F(SchedulerTest, FinishAllTellsSequencesWithoutATokenToRetry) {
+  MakeScheduler(2, /*prefill_budget=*/4, {kEos}, /*budget_while_decoding=*/4);
+  auto decoding = Add(1, 100, {1, 2});
+  StepConstant(kHello);  // 1 has its first token
+  auto prefilling = Add(2, 100, std::vector<int32_t>(40, 7));
+  StepConstant(kHello);  // 2's first chunk of 4 tokens
+  ASSERT_EQ(scheduler_->num_running(), 2);
+  scheduler_->FinishAll(FinishReason::kShutdown, absl::OkStatus(),
+                        absl::UnavailableError("retry"));
+  EXPECT_EQ(decoding->summary().reason, FinishReason::kShutdown);
+  EXPECT_TRUE(decoding->summary().error.ok());
+  EXPECT_EQ(prefilling->summary().reason, FinishReason::kShutdown);
+  EXPECT_EQ(prefilling->summary().error.code(), absl::StatusCode::kUnavailable);
+}
+
 TEST_F(SchedulerTest, FailedStepFinishesItsSequencesWithTheError) {
   MakeScheduler(2);
   auto a = Add(1, 100);
