@@ -35,10 +35,12 @@ class SchedulerTest : public ::testing::Test {
   }
 
   std::shared_ptr<RecordingSink> Add(uint64_t id, int max_tokens,
-                                     std::vector<int32_t> prompt = {1, 2, 3}) {
+                                     std::vector<int32_t> prompt = {1, 2, 3},
+                                     absl::Time deadline = absl::InfiniteFuture()) {
     GenerationRequest request;
     request.prompt_token_ids = std::move(prompt);
     request.stopping.max_tokens = max_tokens;
+    request.deadline = deadline;
     auto sink = std::make_shared<RecordingSink>();
     request.sink = sink;
     scheduler_->Add(id, std::move(request));
@@ -297,13 +299,7 @@ TEST_F(SchedulerTest, CancelWhileWaiting) {
 
 TEST_F(SchedulerTest, ExpiredDeadlineRetires) {
   MakeScheduler(1);
-  GenerationRequest request;
-  request.prompt_token_ids = {1};
-  request.stopping.max_tokens = 100;
-  request.deadline = absl::Now() + absl::Milliseconds(30);
-  auto sink = std::make_shared<RecordingSink>();
-  request.sink = sink;
-  scheduler_->Add(1, std::move(request));
+  auto sink = Add(1, 100, {1}, absl::Now() + absl::Milliseconds(30));
   StepConstant(kHello);
   EXPECT_FALSE(sink->finished());
   absl::SleepFor(absl::Milliseconds(40));
@@ -317,13 +313,7 @@ TEST_F(SchedulerTest, ExpiredDeadlineRetires) {
 // OnCancel says it was the deadline: past the deadline it counts as one.
 TEST_F(SchedulerTest, ACancellationPastTheDeadlineCountsAsADeadline) {
   MakeScheduler(1);
-  GenerationRequest request;
-  request.prompt_token_ids = {1};
-  request.stopping.max_tokens = 100;
-  request.deadline = absl::Now() + absl::Milliseconds(20);
-  auto sink = std::make_shared<RecordingSink>();
-  request.sink = sink;
-  scheduler_->Add(1, std::move(request));
+  auto sink = Add(1, 100, {1}, absl::Now() + absl::Milliseconds(20));
   StepConstant(kHello);
   absl::SleepFor(absl::Milliseconds(30));
   scheduler_->Cancel(1, FinishReason::kCancelled);
@@ -413,13 +403,7 @@ TEST_F(SchedulerTest, FinishingKeepsTheReasonsOfCancelledAndExpiredSequences) {
   MakeScheduler(1);
   auto running = Add(1, 100);
   auto cancelled = Add(2, 100);
-  GenerationRequest request;
-  request.prompt_token_ids = {1};
-  request.stopping.max_tokens = 100;
-  request.deadline = absl::Now() + absl::Milliseconds(20);
-  auto expired = std::make_shared<RecordingSink>();
-  request.sink = expired;
-  scheduler_->Add(3, std::move(request));
+  auto expired = Add(3, 100, {1}, absl::Now() + absl::Milliseconds(20));
   auto waiting = Add(4, 100);
   StepConstant(kHello);  // 1 runs; 2, 3 and 4 wait
   scheduler_->Cancel(2);

@@ -167,24 +167,22 @@ TEST(JinjaParseTest, ErrorsNameTheConstructAndLine) {
 TEST(JinjaParseTest, NestingIsBounded) {
   const std::string deep = "{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}";
   EXPECT_THAT(ParseError(deep), HasSubstr("nesting deeper than"));
-  std::string blocks;
-  for (int i = 0; i < 500; ++i) blocks += "{% if true %}";
-  EXPECT_THAT(ParseError(blocks), HasSubstr("nesting deeper than"));
-  std::string nots = "{{ ";
-  for (int i = 0; i < 5000; ++i) nots += "not ";
-  EXPECT_THAT(ParseError(nots + "x }}"), HasSubstr("nesting deeper than"));
+  auto repeat = [](const std::string& text, int times) {
+    std::string out;
+    for (int i = 0; i < times; ++i) out += text;
+    return out;
+  };
+  EXPECT_THAT(ParseError(repeat("{% if true %}", 500)), HasSubstr("nesting deeper than"));
+  EXPECT_THAT(ParseError("{{ " + repeat("not ", 5000) + "x }}"), HasSubstr("nesting deeper than"));
   // Chains that the parser reads in loops or by right recursion, a million
   // long: refused with a message, not a stack overflow (in the parser, the
   // validator or the tree's destructor).
-  std::string sum = "{{ 1";
-  for (int i = 0; i < 1000000; ++i) sum += "+1";
-  EXPECT_THAT(ParseError(sum + " }}"), HasSubstr("syntax tree is deeper than"));
-  std::string ternary = "{{ ";
-  for (int i = 0; i < 100000; ++i) ternary += "1 if a else ";
-  EXPECT_THAT(ParseError(ternary + "1 }}"), HasSubstr("nesting deeper than"));
-  std::string elifs = "{% if a %}";
-  for (int i = 0; i < 100000; ++i) elifs += "{% elif a %}";
-  EXPECT_THAT(ParseError(elifs + "{% endif %}"), HasSubstr("syntax tree is deeper than"));
+  EXPECT_THAT(ParseError("{{ 1" + repeat("+1", 1000000) + " }}"),
+              HasSubstr("syntax tree is deeper than"));
+  EXPECT_THAT(ParseError("{{ " + repeat("1 if a else ", 100000) + "1 }}"),
+              HasSubstr("nesting deeper than"));
+  EXPECT_THAT(ParseError("{% if a %}" + repeat("{% elif a %}", 100000) + "{% endif %}"),
+              HasSubstr("syntax tree is deeper than"));
 }
 
 // A long elif chain is not nesting: 300 branches render (Python's Jinja
