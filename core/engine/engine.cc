@@ -105,8 +105,7 @@ void Engine::Loop() {
       // Not started, or no token yet (a long prompt still prefilling):
       // UNAVAILABLE, so clients retry elsewhere; running: cut off.
       scheduler_.FinishWaiting(FinishReason::kShutdown, NotStartedError());
-      cut_off_ = scheduler_.num_running();
-      scheduler_.FinishAll(FinishReason::kShutdown, absl::OkStatus(), NotStartedError());
+      cut_off_ = scheduler_.FinishAll(FinishReason::kShutdown, absl::OkStatus(), NotStartedError());
       // What this turn staged is flushed by Shutdown's sinks_.Stop().
       queue_.ReportEngineState(0, 0, true);
       return;

@@ -37,20 +37,23 @@ void Scheduler::FinishWaiting(FinishReason reason, const absl::Status& error) {
   for (uint64_t id : ids) Retire(id, reason, now, "", error);
 }
 
-void Scheduler::FinishAll(FinishReason reason, const absl::Status& error) {
-  FinishAll(reason, error, error);
+int Scheduler::FinishAll(FinishReason reason, const absl::Status& error) {
+  return FinishAll(reason, error, error);
 }
 
-void Scheduler::FinishAll(FinishReason reason, const absl::Status& error,
-                          const absl::Status& error_before_first_token) {
+int Scheduler::FinishAll(FinishReason reason, const absl::Status& error,
+                         const absl::Status& error_before_first_token) {
   const absl::Time now = absl::Now();
   RetireCancelledAndExpired(now);  // they keep their own reasons
   std::vector<uint64_t> ids(waiting_.begin(), waiting_.end());
   ids.insert(ids.end(), running_.begin(), running_.end());
+  int with_tokens = 0;
   for (uint64_t id : ids) {
     const bool none = sequences_.at(id)->output.generated().empty();
+    with_tokens += !none;
     Retire(id, reason, now, "", none ? error_before_first_token : error);
   }
+  return with_tokens;
 }
 
 RowSampling Scheduler::SamplingFor(const Sequence& seq) const {

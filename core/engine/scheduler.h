@@ -73,10 +73,11 @@ class Scheduler {
   // Retires every sequence, waiting or running, with `reason` and `error`
   // (`error_before_first_token` for those that generated nothing: a prompt
   // still being prefilled); those cancelled or past their deadline first,
-  // with their reasons.
-  void FinishAll(FinishReason reason, const absl::Status& error);
-  void FinishAll(FinishReason reason, const absl::Status& error,
-                 const absl::Status& error_before_first_token);
+  // with their reasons. Returns how many of those it retired had generated
+  // tokens (were cut off mid-stream).
+  int FinishAll(FinishReason reason, const absl::Status& error);
+  int FinishAll(FinishReason reason, const absl::Status& error,
+                const absl::Status& error_before_first_token);
   // Retires the sequences still waiting for a slot with `reason`; those
   // cancelled or past their deadline (waiting or running) first, with theirs.
   void FinishWaiting(FinishReason reason, const absl::Status& error);

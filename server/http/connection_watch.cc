@@ -61,6 +61,10 @@ ConnectionWatch::ConnectionWatch(const httplib::Request& request) {
   ::closedir(fds);
 }
 
+void ConnectionWatch::ShutDown() const {
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+}
+
 bool ConnectionWatch::PeerClosed() const {
   if (fd_ < 0) return false;
   pollfd p{fd_, POLLRDHUP, 0};

@@ -24,8 +24,13 @@ class ConnectionWatch {
   bool found() const { return fd_ >= 0; }
   // True once the peer has closed or reset the connection (end of stream,
   // hang-up or error); never blocks, never reads. Bytes the client sent
-  // after its request (pipelining) do not count as a close.
+  // after its request (pipelining) do not count as a close; a client that
+  // half-closes (shuts down its sending side) after its request does, as
+  // nginx counts it.
   bool PeerClosed() const;
+  // Ends the connection both ways (what was written is still sent), so that
+  // httplib's next read on it fails and it closes the socket.
+  void ShutDown() const;
 
  private:
   int fd_ = -1;

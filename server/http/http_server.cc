@@ -17,6 +17,7 @@
 #include "absl/time/clock.h"
 #include "core/base/constant_time.h"
 #include "core/base/logging.h"
+#include "server/http/connection_watch.h"
 
 namespace tandem {
 namespace {
@@ -116,11 +117,25 @@ std::string AllowedOrigin(const HttpServerOptions& options, const httplib::Reque
   return options.cors_origins.count(origin) > 0 ? origin : "";
 }
 
+// Whether httplib reads a body for the request's method (it reads none for
+// GET, HEAD or OPTIONS, whatever the headers say).
+bool ReadsBody(const httplib::Request& request) {
+  const std::string& m = request.method;
+  return m == "POST" || m == "PUT" || m == "PATCH" || m == "DELETE" || m == "PRI";
+}
+
 // Whether the request carries a body (a chunked one, or a Content-Length
 // other than 0).
 bool HasBody(const httplib::Request& request) {
   const std::string length = request.get_header_value("Content-Length");
   return request.has_header("Transfer-Encoding") || (!length.empty() && length != "0");
+}
+
+// Whether bytes of the request may still be unread when it is answered
+// before routing: its body, or, for a method httplib reads one for, one of
+// unstated length.
+bool BodyMayBeUnread(const httplib::Request& request) {
+  return HasBody(request) || (ReadsBody(request) && !request.has_header("Content-Length"));
 }
 
 // 401 without the API key, 405 for a known path asked with another method:
@@ -169,11 +184,29 @@ httplib::Server::HandlerResponse PreRoute(const HttpServerOptions& options,
     return kHandled;
   }
   const bool body = HasBody(request);
-  if (body && request.method != "POST" && request.method != "PUT" &&
-      request.method != "PATCH" && request.method != "DELETE") {
+  if (body && !ReadsBody(request)) {
     // httplib reads no body for these: it would be read as the next request.
     SetError(options, request, response, 400,
              absl::StrCat("a ", request.method, " request has no body"));
+    return kHandled;
+  }
+  // httplib reads a Content-Length with strtoull ("abc" is 0, "-1" is
+  // 2^64 - 1, bytes it would skip) and takes the first of several.
+  const std::string length = request.get_header_value("Content-Length");
+  uint64_t bytes = 0;
+  if (request.get_header_value_count("Content-Length") > 1 ||
+      (!length.empty() && length.find_first_not_of("0123456789") != std::string::npos)) {
+    SetError(options, request, response, 400, "the Content-Length is not one decimal number");
+    return kHandled;
+  }
+  // A body over the limit is read and dropped by httplib, then refused
+  // (413), so that the client, still sending, reads the answer; one far over
+  // it is refused at once and its connection closed (a client may then see
+  // the connection reset instead of the 413).
+  if (!length.empty() &&
+      (!absl::SimpleAtoi(length, &bytes) || bytes / 16 > options.max_body_bytes)) {
+    SetError(options, request, response, 413,
+             absl::StrCat("the body is ", length, " bytes; the limit is ", options.max_body_bytes));
     return kHandled;
   }
   auto it = allowed.find(request.path);
@@ -190,22 +223,30 @@ httplib::Server::HandlerResponse PreRoute(const HttpServerOptions& options,
     response.set_header("Access-Control-Max-Age", "600");
     return kHandled;
   }
-  // With a body, 401 and 405 wait until httplib has read it (routes and the
-  // error handler refuse then), so that it is not left on the connection.
+  // With a body (of a bounded length now), 401 and 405 wait until httplib
+  // has read it (routes and the error handler refuse then), so that it is
+  // not left on the connection.
   if (!body && Refuse(options, allowed, request, response)) return kHandled;
+  if (ReadsBody(request) && length.empty()) {
+    // httplib would read until the client closes, without limit.
+    SetError(options, request, response, 411, "send the request body with a Content-Length");
+    return kHandled;
+  }
   return httplib::Server::HandlerResponse::Unhandled;
 }
 
 // Sends `response`'s body, then closes the connection: httplib keeps a
 // connection open after any response it wrote in full, but ends it when a
 // content provider fails, so the body is handed to one that writes it all,
-// then fails. (A HEAD response has no body: its connection stays open.)
+// then fails. (A HEAD response has no body, so no provider runs: the
+// server's logger ends those connections.)
 void CloseAfter(httplib::Response& response) {
   response.set_header("Connection", "close");
   if (response.body.empty()) return;  // (set_content_provider needs a length)
   auto body = std::make_shared<std::string>(std::move(response.body));
   response.body.clear();
   const std::string type = response.get_header_value("Content-Type");
+  response.headers.erase("Content-Type");  // set_content_provider adds it
   response.set_content_provider(
       body->size(), type, [body](size_t offset, size_t length, httplib::DataSink& sink) {
         sink.write(body->data() + offset, length);
@@ -239,20 +280,31 @@ HttpServer::HttpServer(const HttpServerOptions& options)
   // Before any route, and before the body is read: 431 for a header block
   // over the limits (the library sets none); 411 and 415 for a body whose
   // size the headers do not bound (the library checks max_body_bytes against
-  // Content-Length only, and would read a chunked body or inflate a gzip one
-  // without limit); 400 for a body on a method httplib reads none for; CORS
-  // preflights; 401 and 405 (httplib would say 404) when there is no body.
-  // A request answered here with a body leaves it unread: its connection is
-  // closed, or the body would be read as the next request.
+  // Content-Length only, and would read a chunked or unstated-length body
+  // or inflate a gzip one without limit); 400 for a malformed Content-Length
+  // or a body on a method httplib reads none for; 413 for a Content-Length
+  // over the limit; CORS preflights; 401 and 405 (httplib would say 404)
+  // when there is no body. A request answered here with a body leaves it
+  // unread: its connection is closed, or the body would be read as the
+  // next request.
   server_->set_pre_routing_handler([allowed = allowed_, options = options_](
                                        const httplib::Request& request,
                                        httplib::Response& response) {
     const auto handled = PreRoute(options, *allowed, request, response);
     if (handled == httplib::Server::HandlerResponse::Handled &&
-        (HasBody(request) || response.status == 431)) {
+        (BodyMayBeUnread(request) || response.status == 431)) {
       CloseAfter(response);
     }
     return handled;
+  });
+  // Runs once a response is written: ends the connection of a HEAD request
+  // answered before its body was read (CloseAfter's provider never runs for
+  // a HEAD response), so that the body is not read as the next request.
+  server_->set_logger([](const httplib::Request& request, const httplib::Response& response) {
+    if (request.method == "HEAD" && HasBody(request) &&
+        response.get_header_value("Connection") == "close") {
+      ConnectionWatch(request).ShutDown();
+    }
   });
   // Errors without a body of their own get one. A request with a body that
   // found no route is refused now (401, 405) if the hook would have.

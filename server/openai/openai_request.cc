@@ -70,7 +70,8 @@ std::optional<ApiError> ReadStop(const json& body, int max_stop_strings,
       out->push_back(s.get<std::string>());
     }
   }
-  if (out->empty() || out->size() != (stop.is_array() ? stop.size() : 1)) {
+  // (An empty array is no stop strings, as vLLM takes it.)
+  if (out->size() != (stop.is_array() ? stop.size() : 1) || !(stop.is_array() || stop.is_string())) {
     return ApiError::BadField("stop", "'stop' must be a string or an array of strings");
   }
   if (static_cast<int>(out->size()) > max_stop_strings) {

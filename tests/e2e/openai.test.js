@@ -168,7 +168,9 @@ test('errors are OpenAI error objects with the right status', async () => {
     (e) => assert.equal(e.error.param, 'stop'));
   await expectError(client.completions.create({ model, prompt: 'x', stop: ['a', ''] }), 400,
     (e) => assert.equal(e.error.param, 'stop'));
-  // 16 stop strings are a client's to use, beside the chat template's own.
+  // An empty list is no stop strings (clients send it); 16 are a client's to
+  // use, beside the chat template's own.
+  assert.equal((await client.completions.create({ model, prompt: 'x', stop: [], max_tokens: 2 })).choices.length, 1);
   const sixteen = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }],
     stop: Array.from({ length: 16 }, (_, i) => `zz${i}`), max_tokens: 2 });
   assert.equal(sixteen.choices.length, 1);
@@ -298,6 +300,7 @@ test('a whole (not streamed) request whose client leaves is cancelled', async ()
 test('a full queue is answered over HTTP with 429, and /healthz still answers', async () => {
   const crowd = await startServer(['--metrics_listen=127.0.0.1:0', '--max_slots=1', '--max_queue=130']);
   const controller = new AbortController();
+  require('node:events').setMaxListeners(200, controller.signal);  // one signal, 140 requests
   try {
     const body = JSON.stringify({ model, prompt: 'Keep going', max_tokens: 900, ignore_eos: true });
     const refused = [];

@@ -428,8 +428,9 @@ TEST_F(SchedulerTest, FinishAllTellsSequencesWithoutATokenToRetry) {
   auto prefilling = Add(2, 100, std::vector<int32_t>(40, 7));
   StepConstant(kHello);  // 2's first chunk of 4 tokens
   ASSERT_EQ(scheduler_->num_running(), 2);
-  scheduler_->FinishAll(FinishReason::kShutdown, absl::OkStatus(),
-                        absl::UnavailableError("retry"));
+  EXPECT_EQ(scheduler_->FinishAll(FinishReason::kShutdown, absl::OkStatus(),
+                                  absl::UnavailableError("retry")),
+            1);  // cut off mid-stream: the one with tokens
   EXPECT_EQ(decoding->summary().reason, FinishReason::kShutdown);
   EXPECT_TRUE(decoding->summary().error.ok());
   EXPECT_EQ(prefilling->summary().reason, FinishReason::kShutdown);
