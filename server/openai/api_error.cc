@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_cat.h"
+
 namespace tandem {
 
 std::string ApiError::Json() const {
@@ -15,6 +17,15 @@ ApiError ApiError::BadField(const std::string& param, const std::string& message
   ApiError e;
   e.param = param;
   e.message = message;
+  return e;
+}
+
+ApiError ApiError::ModelNotFound(const std::string& asked, const std::string& served) {
+  ApiError e = BadField("model", absl::StrCat("the model '", asked,
+                                              "' does not exist; this server serves '", served,
+                                              "'"));
+  e.http_status = 404;
+  e.code = "model_not_found";
   return e;
 }
 

@@ -20,6 +20,8 @@ struct ApiError {
   std::string Json() const;
 
   static ApiError BadField(const std::string& param, const std::string& message);
+  // 404 model_not_found: `asked` is not the served model.
+  static ApiError ModelNotFound(const std::string& asked, const std::string& served);
   // From an engine status: INVALID_ARGUMENT 400, RESOURCE_EXHAUSTED 429,
   // UNAVAILABLE 503, others 500.
   static ApiError FromStatus(const absl::Status& status);

@@ -198,14 +198,7 @@ std::variant<OpenAiRequest, ApiError> ParseOpenAiRequest(const json& body, bool 
   if (body.contains("model")) {
     if (!body.at("model").is_string()) return ApiError::BadField("model", "'model' must be a string");
     out.model = body.at("model").get<std::string>();
-    if (out.model != context.model_name) {
-      ApiError e = ApiError::BadField(
-          "model", absl::StrCat("the model '", out.model, "' does not exist; this server serves '",
-                                context.model_name, "'"));
-      e.http_status = 404;
-      e.code = "model_not_found";
-      return e;
-    }
+    if (out.model != context.model_name) return ApiError::ModelNotFound(out.model, context.model_name);
   } else {
     out.model = context.model_name;
   }

@@ -116,18 +116,31 @@ void Handle(const std::shared_ptr<OpenAiBackend>& backend, bool chat,
 
 void AddOpenAiRoutes(std::shared_ptr<OpenAiBackend> backend, HttpServer* http) {
   const absl::Time created = absl::Now();
-  http->Get("/v1/models", [backend, created](const httplib::Request&, httplib::Response& res) {
+  // The served model's object, or an error (loading; `id` is another model).
+  auto model = [backend, created](const std::string* id) -> std::variant<json, ApiError> {
     const std::optional<OpenAiContext> context = backend->context();
-    if (!context) {
-      return Reply(res, ApiError::FromStatus(absl::UnavailableError("the model is loading")));
+    if (!context) return ApiError::FromStatus(absl::UnavailableError("the model is loading"));
+    if (id != nullptr && *id != context->model_name) {
+      return ApiError::ModelNotFound(*id, context->model_name);
     }
-    const json model = {{"id", context->model_name},
-                        {"object", "model"},
-                        {"created", absl::ToUnixSeconds(created)},
-                        {"owned_by", "tandem"},
-                        {"max_model_len", backend->max_context()}};
-    res.set_content(DumpJson({{"object", "list"}, {"data", json::array({model})}}),
+    return json{{"id", context->model_name},
+                {"object", "model"},
+                {"created", absl::ToUnixSeconds(created)},
+                {"owned_by", "tandem"},
+                {"max_model_len", backend->max_context()}};
+  };
+  http->Get("/v1/models", [model](const httplib::Request&, httplib::Response& res) {
+    std::variant<json, ApiError> m = model(nullptr);
+    if (auto* error = std::get_if<ApiError>(&m)) return Reply(res, *error);
+    res.set_content(DumpJson({{"object", "list"}, {"data", json::array({std::get<json>(m)})}}),
                     "application/json");
+  });
+  // GET /v1/models/{id} (the SDKs' models.retrieve); ids may contain '/'.
+  http->Get(R"(/v1/models/(.+))", [model](const httplib::Request& req, httplib::Response& res) {
+    const std::string id = req.matches[1];
+    std::variant<json, ApiError> m = model(&id);
+    if (auto* error = std::get_if<ApiError>(&m)) return Reply(res, *error);
+    res.set_content(DumpJson(std::get<json>(m)), "application/json");
   });
   http->Get("/", [](const httplib::Request&, httplib::Response& res) {
     const absl::string_view page = ChatPageHtml();

@@ -31,6 +31,14 @@ test('GET /v1/models lists the served model with its context length', async () =
   assert.equal(data.length, 1);
   assert.equal(data[0].object, 'model');
   assert.equal(data[0].max_model_len, 1024);
+  // models.retrieve: GET /v1/models/{id}; another id is model_not_found.
+  const one = await client.models.retrieve(data[0].id);
+  assert.deepEqual(one, data[0]);
+  await assert.rejects(client.models.retrieve('gpt-17'), (e) => {
+    assert.equal(e.status, 404);
+    assert.equal(e.error.code, 'model_not_found');
+    return true;
+  });
 });
 
 test('completions, whole and streamed, agree and count usage', async () => {
