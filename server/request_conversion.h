@@ -20,7 +20,7 @@ struct WireLimits {
   size_t max_prompt_bytes = 128 * 1024;  // prompt text and Tokenize text
   size_t max_request_id_bytes = 128;
   // stopping.stop; a chat template's own stop strings come on top.
-  int max_stop_strings = 16;
+  int max_stop_strings = kMaxClientStopStrings;
 };
 
 // Checks the sizes in `limits`, tokenizes the prompt (rendering `messages`

@@ -369,7 +369,6 @@ int Serve(const std::string& cuda_queues) {
   openai_context.chat_template = chat_template;
   openai_context.model_name = model.name;
   openai_context.max_prompt_bytes = service_options.limits.max_prompt_bytes;
-  openai_context.max_context = model.max_context;
   openai->Attach(&engine, openai_context, [&metrics] { metrics.OnRejected(); });
   // On every return from here: the HTTP handlers let go of the engine and
   // the metrics, then the HTTP server stops (waiting a while for its

@@ -38,12 +38,16 @@ struct GenerationRequest {
   std::shared_ptr<TokenSink> sink;  // required
 };
 
+// The stop strings a client may send; the front ends check it (a chat
+// template's own stop strings come on top).
+inline constexpr int32_t kMaxClientStopStrings = 16;
+
 // Limits a request is validated against.
 struct RequestLimits {
   int32_t vocab_size = 0;
   int32_t max_context = 0;  // prompt + completion tokens
-  // A client's (the front ends allow 16) and a chat template's own.
-  int32_t max_stop_strings = 32;
+  // A client's and a chat template's own.
+  int32_t max_stop_strings = 2 * kMaxClientStopStrings;
   int32_t max_stop_string_bytes = 256;
   int32_t max_stop_token_ids = 16;
 };

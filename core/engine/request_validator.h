@@ -2,6 +2,8 @@
 #ifndef TANDEM_CORE_ENGINE_REQUEST_VALIDATOR_H_
 #define TANDEM_CORE_ENGINE_REQUEST_VALIDATOR_H_
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "core/engine/generation_request.h"
 
@@ -12,6 +14,12 @@ namespace tandem {
 // max_tokens 0 becomes "the rest of the context window", top_p 0 becomes 1.
 absl::Status ValidateRequest(const RequestLimits& limits,
                              GenerationRequest* request);
+
+// The GenerationRequest field a ValidateRequest error is about: "prompt"
+// (prompt_token_ids), "max_tokens", "stop_strings", "stop_token_ids",
+// "temperature", "top_k", "top_p" or "min_p"; "" for any other status. Front
+// ends name their own field for it.
+std::string InvalidField(const absl::Status& status);
 
 }  // namespace tandem
 

@@ -37,10 +37,6 @@ void Scheduler::FinishWaiting(FinishReason reason, const absl::Status& error) {
   for (uint64_t id : ids) Retire(id, reason, now, "", error);
 }
 
-int Scheduler::FinishAll(FinishReason reason, const absl::Status& error) {
-  return FinishAll(reason, error, error);
-}
-
 int Scheduler::FinishAll(FinishReason reason, const absl::Status& error,
                          const absl::Status& error_before_first_token) {
   const absl::Time now = absl::Now();

@@ -75,7 +75,6 @@ class Scheduler {
   // still being prefilled); those cancelled or past their deadline first,
   // with their reasons. Returns how many of those it retired had generated
   // tokens (were cut off mid-stream).
-  int FinishAll(FinishReason reason, const absl::Status& error);
   int FinishAll(FinishReason reason, const absl::Status& error,
                 const absl::Status& error_before_first_token);
   // Retires the sequences still waiting for a slot with `reason`; those

@@ -384,10 +384,12 @@ void HttpServer::Allow(const std::string& path, const std::string& method) {
 }
 
 httplib::Server::Handler HttpServer::Guarded(httplib::Server::Handler handler) const {
-  // The API key of a request with a body is checked here, once it is read.
+  // The API key of a request with a body is checked here, once it is read
+  // (one without was checked before routing).
   return [handler = std::move(handler), allowed = allowed_, options = options_](
              const httplib::Request& request, httplib::Response& response) {
-    if (!Refuse(options, *allowed, request, response)) handler(request, response);
+    if (HasBody(request) && Refuse(options, *allowed, request, response)) return;
+    handler(request, response);
   };
 }
 

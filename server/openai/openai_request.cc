@@ -79,10 +79,7 @@ std::optional<ApiError> ReadStop(const json& body, int max_stop_strings,
                                                    " strings; at most ", max_stop_strings,
                                                    " are accepted"));
   }
-  for (const std::string& s : *out) {
-    if (s.empty()) return ApiError::BadField("stop", "'stop' has an empty string");
-  }
-  return std::nullopt;
+  return std::nullopt;  // (empty strings: the engine refuses them)
 }
 
 // The prompt of a completions request as token ids.
@@ -163,31 +160,6 @@ std::optional<ApiError> ReadMessages(const json& body, const OpenAiContext& cont
   return std::nullopt;
 }
 
-// The prompt and max_tokens against the context window, naming the field at
-// fault (the engine checks again, and names none).
-std::optional<ApiError> CheckContext(const json& body, bool chat, const OpenAiContext& context,
-                                     size_t prompt_tokens, int64_t max_tokens) {
-  if (context.max_context <= 0) return std::nullopt;
-  const int64_t room = context.max_context - static_cast<int64_t>(prompt_tokens);
-  if (room < 1) {
-    const char* field = chat ? "messages" : "prompt";
-    return ApiError::BadField(field, absl::StrCat("the prompt has ", prompt_tokens,
-                                                  " tokens; the context window holds ",
-                                                  context.max_context,
-                                                  " tokens including at least one generated"));
-  }
-  if (max_tokens > room) {
-    const char* field =
-        chat && Fields(body).Has("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
-    return ApiError::BadField(field, absl::StrCat("'", field, "' is ", max_tokens,
-                                                  "; the prompt has ", prompt_tokens,
-                                                  " tokens and the context window ",
-                                                  context.max_context, ", so at most ", room,
-                                                  " can be generated"));
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 std::variant<OpenAiRequest, ApiError> ParseOpenAiRequest(const json& body, bool chat,
@@ -207,7 +179,10 @@ std::variant<OpenAiRequest, ApiError> ParseOpenAiRequest(const json& body, bool 
   Fields f(body);
   int64_t max_tokens = chat ? 0 : 16, top_k = 0, n = 1, seed = -1, logprobs = -1;
   f.Integer("max_tokens", 1, std::numeric_limits<int32_t>::max(), &max_tokens);
-  if (chat) f.Integer("max_completion_tokens", 1, std::numeric_limits<int32_t>::max(), &max_tokens);
+  if (chat && f.Has("max_completion_tokens")) {
+    f.Integer("max_completion_tokens", 1, std::numeric_limits<int32_t>::max(), &max_tokens);
+    out.max_tokens_param = "max_completion_tokens";
+  }
   f.Number("temperature", 0, 2, &g.sampling.temperature);
   f.Number("top_p", 1e-6, 1, &g.sampling.top_p);
   f.Integer("top_k", -1, 1 << 20, &top_k);
@@ -243,10 +218,6 @@ std::variant<OpenAiRequest, ApiError> ParseOpenAiRequest(const json& body, bool 
       chat ? ReadMessages(body, context, &g.prompt_token_ids)
            : ReadPrompt(body, context, &g.prompt_token_ids);
   if (prompt_error) return *prompt_error;
-  if (std::optional<ApiError> e = CheckContext(body, chat, context, g.prompt_token_ids.size(),
-                                               max_tokens)) {
-    return *e;
-  }
   if (chat) {
     for (const std::string& s : context.chat_template->stop_strings()) {
       g.stopping.stop_strings.push_back(s);

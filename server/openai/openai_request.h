@@ -23,6 +23,8 @@ struct OpenAiRequest {
   int n = 1;                   // choices, each a generation of its own
   bool logprobs = false;       // the sampled tokens' log-probabilities
   std::string model;
+  // The field that set generation.stopping.max_tokens, for errors.
+  std::string max_tokens_param = "max_tokens";
   // Everything but the sink; choice i uses sampling.seed + i.
   GenerationRequest generation;
 };
@@ -36,9 +38,8 @@ struct OpenAiContext {
   std::shared_ptr<const ChatTemplate> chat_template;
   std::string model_name;
   size_t max_prompt_bytes = 128 * 1024;
-  int max_context = 0;  // prompt + completion tokens; 0: left to the engine
   int max_choices = 16;
-  int max_stop_strings = 16;  // the request's; the chat template's come on top
+  int max_stop_strings = kMaxClientStopStrings;  // the chat template's come on top
 };
 
 // Fields (vLLM's names where OpenAI has none): prompt (a string, one string

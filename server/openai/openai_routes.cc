@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/time/clock.h"
+#include "core/engine/request_validator.h"
 #include "server/http/connection_watch.h"
 #include "server/openai/chat_page.h"
 #include "server/openai/choice_events.h"
@@ -41,6 +42,14 @@ struct Generation {
   }
 };
 
+// The request field the engine's validation error on `field` is about.
+std::string OpenAiParam(const std::string& field, const OpenAiRequest& request) {
+  if (field == "max_tokens") return request.max_tokens_param;
+  if (field == "stop_strings") return "stop";
+  if (field.empty() || field == "prompt") return request.chat ? "messages" : "prompt";
+  return field;  // temperature, top_k, top_p, min_p: the same names
+}
+
 void Handle(const std::shared_ptr<OpenAiBackend>& backend, bool chat,
             const httplib::Request& req, httplib::Response& res) {
   const std::optional<OpenAiContext> context = backend->context();
@@ -72,17 +81,21 @@ void Handle(const std::shared_ptr<OpenAiBackend>& backend, bool chat,
   if (!ids.ok()) {
     backend->Rejected();
     ApiError error = ApiError::FromStatus(ids.status());
-    if (error.http_status == 400) error.param = chat ? "messages" : "prompt";
+    if (error.http_status == 400) error.param = OpenAiParam(InvalidField(ids.status()), g->request);
     return Reply(res, error);
   }
   g->ids = *std::move(ids);
   if (!g->request.stream) {
     // Nothing is written until the end: watch the connection, so that a
     // client that leaves (a timeout, an SDK's retry) frees its slots.
+    // (Looked at every kPoll, not at every step's event.)
     const ConnectionWatch connection(req);
+    absl::Time next_look = absl::Now() + kPoll;
     while (!g->response->finished()) {
       g->response->Accumulate(g->events->Take(kPoll));
-      if (!g->response->finished() && connection.PeerClosed()) {
+      if (g->response->finished() || absl::Now() < next_look) continue;
+      next_look = absl::Now() + kPoll;
+      if (connection.PeerClosed()) {
         g->CancelAll();
         res.status = 499;  // (nobody reads it: nginx's "client closed request")
         return;

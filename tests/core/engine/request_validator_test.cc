@@ -80,6 +80,19 @@ TEST_F(RequestValidatorTest, RejectsBadSamplingParameters) {
   EXPECT_THAT(Validate().message(), HasSubstr("min_p"));
 }
 
+// Front ends name their own field for the one an error is about.
+TEST_F(RequestValidatorTest, ErrorsNameTheirField) {
+  request_.stopping.max_tokens = -1;
+  EXPECT_EQ(InvalidField(Validate()), "max_tokens");
+  request_.stopping.max_tokens = 1;
+  request_.stopping.stop_strings = {""};
+  EXPECT_EQ(InvalidField(Validate()), "stop_strings");
+  request_.stopping.stop_strings.clear();
+  request_.prompt_token_ids.clear();
+  EXPECT_EQ(InvalidField(Validate()), "prompt");
+  EXPECT_EQ(InvalidField(absl::InvalidArgumentError("x")), "");
+}
+
 TEST_F(RequestValidatorTest, RejectsBadStopStrings) {
   request_.stopping.stop_strings = {""};
   EXPECT_THAT(Validate().message(), HasSubstr("empty"));

@@ -391,7 +391,7 @@ TEST_F(SchedulerTest, FinishAllRetiresEveryone) {
   auto a = Add(1, 100);
   auto b = Add(2, 100);
   StepConstant(kHello);
-  scheduler_->FinishAll(FinishReason::kShutdown, absl::OkStatus());
+  scheduler_->FinishAll(FinishReason::kShutdown, absl::OkStatus(), absl::OkStatus());
   EXPECT_EQ(a->summary().reason, FinishReason::kShutdown);
   EXPECT_EQ(b->summary().reason, FinishReason::kShutdown);
   EXPECT_TRUE(scheduler_->idle());
@@ -414,7 +414,7 @@ TEST_F(SchedulerTest, FinishingKeepsTheReasonsOfCancelledAndExpiredSequences) {
   EXPECT_EQ(waiting->summary().reason, FinishReason::kShutdown);
   EXPECT_FALSE(running->finished());
   scheduler_->Cancel(1);
-  scheduler_->FinishAll(FinishReason::kShutdown, absl::OkStatus());
+  scheduler_->FinishAll(FinishReason::kShutdown, absl::OkStatus(), absl::OkStatus());
   EXPECT_EQ(running->summary().reason, FinishReason::kCancelled);
 }
 
