@@ -53,13 +53,11 @@ absl::StatusOr<GenerationRequest> ToGenerationRequest(const v1::GenerateRequest&
     if (absl::Status size = CheckSize("messages", bytes, limits.max_prompt_bytes); !size.ok()) {
       return size;
     }
-    absl::StatusOr<std::string> prompt = chat_template.Render(messages);
-    if (!prompt.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("messages: ", prompt.status().message()));
+    absl::StatusOr<std::vector<int32_t>> ids = chat_template.RenderTokenIds(messages, tokenizer);
+    if (!ids.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("messages: ", ids.status().message()));
     }
-    // The template wrote the special tokens (BOS) itself.
-    request.prompt_token_ids = tokenizer.Encode(*prompt);
+    request.prompt_token_ids = *std::move(ids);
   } else {
     request.prompt_token_ids.assign(proto.prompt_token_ids().begin(),
                                     proto.prompt_token_ids().end());

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/text/tokenizer.h"
 
 namespace tandem {
 
@@ -24,6 +25,16 @@ class ChatTemplate {
   virtual absl::StatusOr<std::string> Render(const std::vector<ChatMessage>& messages) const = 0;
   // Stop strings the template implies (where the reply's turn would end).
   virtual std::vector<std::string> stop_strings() const = 0;
+  // Whether Render's text already starts with the special tokens the model
+  // expects (a checkpoint's own template writes Llama 3's <|begin_of_text|>).
+  virtual bool renders_special_tokens() const = 0;
+
+  // The prompt's token ids: Render's text, encoded as is where the template
+  // wrote the special tokens (transformers' apply_chat_template tokenizes
+  // with add_special_tokens=False), else as a completion prompt is
+  // (Tokenizer::EncodePrompt: the BOS where the tokenizer adds one).
+  absl::StatusOr<std::vector<int32_t>> RenderTokenIds(const std::vector<ChatMessage>& messages,
+                                                      const Tokenizer& tokenizer) const;
 };
 
 }  // namespace tandem

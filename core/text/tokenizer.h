@@ -24,8 +24,8 @@ class Tokenizer {
   // A prompt as the model expects it: Encode(text) after the leading special
   // tokens the tokenizer adds to every input (Llama 3's <|begin_of_text|>),
   // as transformers' encode(text) with add_special_tokens. Prompts of the
-  // completions and gRPC APIs go through this; chat prompts do not (their
-  // template writes the special tokens itself).
+  // completions and gRPC APIs go through this; chat prompts only where the
+  // chat template writes no special tokens (ChatTemplate::RenderTokenIds).
   virtual std::vector<int32_t> EncodePrompt(absl::string_view text) const { return Encode(text); }
   // Concatenates the raw bytes of the tokens (may be invalid UTF-8 when a
   // character is split across calls). Invalid ids contribute nothing.

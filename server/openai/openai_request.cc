@@ -154,9 +154,12 @@ std::optional<ApiError> ReadMessages(const json& body, const OpenAiContext& cont
                                                        " bytes; the limit is ",
                                                        context.max_prompt_bytes));
   }
-  absl::StatusOr<std::string> prompt = context.chat_template->Render(messages);
-  if (!prompt.ok()) return ApiError::BadField("messages", std::string(prompt.status().message()));
-  *ids = context.tokenizer->Encode(*prompt);
+  absl::StatusOr<std::vector<int32_t>> rendered =
+      context.chat_template->RenderTokenIds(messages, *context.tokenizer);
+  if (!rendered.ok()) {
+    return ApiError::BadField("messages", std::string(rendered.status().message()));
+  }
+  *ids = *std::move(rendered);
   return std::nullopt;
 }
 

@@ -100,3 +100,73 @@ for (const family of FAMILIES) {
     assert.deepEqual(byIds.ids, grpc.ids);
   });
 }
+
+// A base checkpoint without a chat template chats through the plain
+// template, and its prompt starts with the BOS where the tokenizer adds one
+// to every input, as a completion prompt does. The npm tokenizer is Llama 3's
+// first release, which adds none; this checkpoint gets Llama 3.1's
+// post-processor (ByteLevel, then TemplateProcessing with <|begin_of_text|>),
+// and so does the reference, transformers.js.
+const LLAMA31_POST_PROCESSOR = {
+  type: 'Sequence',
+  processors: [
+    { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
+    {
+      type: 'TemplateProcessing',
+      single: [{ SpecialToken: { id: '<|begin_of_text|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
+      pair: [
+        { SpecialToken: { id: '<|begin_of_text|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } },
+        { SpecialToken: { id: '<|begin_of_text|>', type_id: 1 } }, { Sequence: { id: 'B', type_id: 1 } },
+      ],
+      special_tokens: { '<|begin_of_text|>': { id: '<|begin_of_text|>', ids: [128000], tokens: ['<|begin_of_text|>'] } },
+    },
+  ],
+};
+
+test('llama without a chat template: the plain template\'s prompt gets the tokenizer\'s BOS', async () => {
+  const family = FAMILIES[0];
+  const reference = require(family.package).fromPreTrained({ tokenizerJSON: { post_processor: LLAMA31_POST_PROCESSOR } });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tandem-e2e-llama-base-'));
+  try {
+    fs.cpSync(family.dir, dir, { recursive: true });
+    fs.rmSync(path.join(dir, 'chat_template.jinja'), { force: true });
+    const config = JSON.parse(fs.readFileSync(path.join(dir, 'tokenizer_config.json'), 'utf8'));
+    delete config.chat_template;
+    fs.writeFileSync(path.join(dir, 'tokenizer_config.json'), JSON.stringify(config));
+    const tokenizer = JSON.parse(fs.readFileSync(path.join(dir, 'tokenizer.json'), 'utf8'));
+    tokenizer.post_processor = LLAMA31_POST_PROCESSOR;
+    fs.writeFileSync(path.join(dir, 'tokenizer.json'), JSON.stringify(tokenizer));
+    const server = await startServer([`--model=${dir}`, '--metrics_listen=127.0.0.1:0', '--max_slots=2']);
+    try {
+      const messages = [{ role: 'user', content: 'Grüße, 世界!' }];
+      const text = 'User: Grüße, 世界!\n\nAssistant:';
+      const expected = reference.encode(text, { add_special_tokens: true });
+      // The reference adds one token, <|begin_of_text|>.
+      assert.deepEqual(expected, [128000, ...reference.encode(text, { add_special_tokens: false })]);
+      const openai = new OpenAI({ baseURL: `http://${server.metricsAddress}/v1`, apiKey: 'x', maxRetries: 0 });
+      const chat = await openai.chat.completions.create({
+        model: (await openai.models.list()).data[0].id, messages, max_tokens: 4, temperature: 0, ignore_eos: true,
+      });
+      assert.equal(chat.usage.prompt_tokens, expected.length);
+      // A completion prompt of the same text is the same prompt.
+      const completion = await openai.completions.create({
+        model: chat.model, prompt: text, max_tokens: 4, temperature: 0, ignore_eos: true,
+      });
+      assert.equal(completion.usage.prompt_tokens, expected.length);
+      assert.equal(completion.choices[0].text, chat.choices[0].message.content);
+      const generation = clients(server.address).generation;
+      const grpc = await generate(generation, { messages, stopping: { max_tokens: 4, ignore_eos: true } });
+      assert.equal(grpc.error, null);
+      const byIds = await generate(generation, {
+        prompt_token_ids: expected, stopping: { max_tokens: 4, ignore_eos: true },
+      });
+      assert.deepEqual(grpc.ids, byIds.ids);
+      assert.equal(grpc.text, chat.choices[0].message.content);
+    } finally {
+      server.kill('SIGTERM');
+      await server.exited;
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -38,6 +38,8 @@ class JinjaChatTemplate : public ChatTemplate {
   // template's raise_exception(msg) is InvalidArgumentError(msg).
   absl::StatusOr<std::string> Render(const std::vector<ChatMessage>& messages) const override;
   std::vector<std::string> stop_strings() const override { return stop_strings_; }
+  // A checkpoint's template writes the BOS itself ({{ bos_token }}).
+  bool renders_special_tokens() const override { return true; }
 
   absl::StatusOr<std::string> RenderMessages(const std::vector<ChatMessage>& messages,
                                              bool add_generation_prompt) const;
