@@ -6,6 +6,7 @@
 // prefill instead: bursts of K prompts of L tokens submitted together, their
 // TTFT and the prefill forward's GPU time, tokens/s and TFLOP/s. With
 // --mixed, what prefilling a prompt adds to a step that decodes N rows.
+// Exits 1 when a row failed (its line says "failed: why"), 2 on a bad flag.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -116,10 +117,12 @@ class CountingSink : public TokenSink {
   std::atomic<int>* remaining_;
 };
 
-std::vector<GenerationRequest> RandomRequests(int count, int prompt, int generate,
-                                              uint32_t seed) {
+// Prompt ids are drawn from [0, 50000], or below the vocabulary's size where
+// that is smaller.
+std::vector<GenerationRequest> RandomRequests(int count, int prompt, int generate, uint32_t seed,
+                                              int32_t vocab_size) {
   std::mt19937 rng(seed);
-  std::uniform_int_distribution<int32_t> token(0, 50000);
+  std::uniform_int_distribution<int32_t> token(0, std::min<int32_t>(50000, vocab_size - 1));
   std::vector<GenerationRequest> requests(static_cast<size_t>(count));
   for (GenerationRequest& request : requests) {
     for (int t = 0; t < prompt; ++t) request.prompt_token_ids.push_back(token(rng));
@@ -187,6 +190,7 @@ absl::StatusOr<Result> RunOne(const std::string& model_dir, const std::string& m
   if (!loaded.ok()) return loaded.status();
   const std::string device = loaded->runner->description().device;
   const int64_t weight_bytes = loaded->runner->description().weight_bytes;
+  const int32_t vocab_size = loaded->runner->description().vocab_size;
   earlier_device = device;
   // After loading, when the device's allocator exists: weights, KV slots and
   // graph pools are held from here on, load-time temporaries are released.
@@ -201,7 +205,8 @@ absl::StatusOr<Result> RunOne(const std::string& model_dir, const std::string& m
   absl::Notification all_done;
   std::atomic<int> remaining{batch};
   std::vector<std::shared_ptr<CountingSink>> sinks;
-  std::vector<GenerationRequest> requests = RandomRequests(batch, prompt, generate, 1234);
+  std::vector<GenerationRequest> requests =
+      RandomRequests(batch, prompt, generate, 1234, vocab_size);
   for (GenerationRequest& request : requests) {
     sinks.push_back(std::make_shared<CountingSink>(&all_done, &remaining));
     request.sink = sinks.back();
@@ -298,7 +303,8 @@ absl::StatusOr<PrefillResult> RunPrefill(const std::string& model_dir, int promp
     std::atomic<int> remaining{prompts};
     std::vector<std::shared_ptr<CountingSink>> sinks;
     std::vector<GenerationRequest> requests =
-        RandomRequests(prompts, length, /*generate=*/1, 1000 + r);
+        RandomRequests(prompts, length, /*generate=*/1, 1000 + r,
+                       description.vocab_size);
     for (GenerationRequest& request : requests) {
       sinks.push_back(std::make_shared<CountingSink>(&all_done, &remaining));
       request.sink = sinks.back();
@@ -345,6 +351,7 @@ int PrefillMain(const std::string& model_dir, const std::string& model_name,
                 std::FILE* json_out) {
   std::printf("%-10s %5s %6s %9s %9s %12s %9s %12s %8s %6s\n", "model", "K", "L",
               "TTFT p50", "TTFT p99", "1st TTFT p99", "GPU ms", "tokens/s", "TFLOP/s", "steps");
+  int status = 0;  // 1 once a row failed
   for (const std::string& spec : absl::GetFlag(FLAGS_prefill)) {
     int prompts = 0, length = 0;
     if (!ParseCountByLength(spec, &prompts, &length)) {
@@ -355,6 +362,7 @@ int PrefillMain(const std::string& model_dir, const std::string& model_name,
     if (!r.ok()) {
       std::printf("%-10s %5d %6d failed: %s\n", model_name.c_str(), prompts, length,
                   std::string(r.status().message()).c_str());
+      status = 1;
       continue;
     }
     std::printf("%-10s %5d %6d %9.2f %9.2f %12.2f %9.3f %12.0f %8.1f %6d\n",
@@ -375,7 +383,7 @@ int PrefillMain(const std::string& model_dir, const std::string& model_name,
       std::fflush(json_out);
     }
   }
-  return 0;
+  return status;
 }
 
 struct MixedResult {
@@ -396,9 +404,10 @@ absl::StatusOr<MixedResult> RunMixed(const std::string& model_dir, int rows, int
   absl::StatusOr<LoadedModel> loaded = LoadModel(options);
   if (!loaded.ok()) return loaded.status();
   ModelRunner& runner = *loaded->runner;
+  const int32_t vocab_size = runner.description().vocab_size;
   const std::vector<GenerationRequest> prompts =
-      RandomRequests(rows, absl::GetFlag(FLAGS_prompt_tokens), 1, 7);
-  const std::vector<GenerationRequest> arriving = RandomRequests(1, length, 1, 8);
+      RandomRequests(rows, absl::GetFlag(FLAGS_prompt_tokens), 1, 7, vocab_size);
+  const std::vector<GenerationRequest> arriving = RandomRequests(1, length, 1, 8, vocab_size);
   StepPlan prefill, decode;
   for (int r = 0; r < rows; ++r) {
     PrefillItem item;
@@ -438,6 +447,7 @@ int MixedMain(const std::string& model_dir, const std::string& model_name,
   const bool one_forward = absl::GetFlag(FLAGS_one_forward_mixed_steps);
   std::printf("%-10s %-11s %5s %6s %10s %10s %10s %7s\n", "model", "mixed", "N", "L",
               "decode us", "mixed us", "extra us", "ratio");
+  int status = 0;  // 1 once a row failed
   for (const std::string& spec : absl::GetFlag(FLAGS_mixed)) {
     int rows = 0, length = 0;
     if (!ParseCountByLength(spec, &rows, &length)) {
@@ -449,6 +459,7 @@ int MixedMain(const std::string& model_dir, const std::string& model_name,
     if (!r.ok()) {
       std::printf("%-10s %-11s %5d %6d failed: %s\n", model_name.c_str(), kind, rows, length,
                   std::string(r.status().message()).c_str());
+      status = 1;
       continue;
     }
     std::printf("%-10s %-11s %5d %6d %10.1f %10.1f %10.1f %7.2f\n", model_name.c_str(), kind,
@@ -464,7 +475,7 @@ int MixedMain(const std::string& model_dir, const std::string& model_name,
       std::fflush(json_out);
     }
   }
-  return 0;
+  return status;
 }
 
 int Main() {
@@ -488,6 +499,10 @@ int Main() {
   std::FILE* json_out = nullptr;
   if (const std::string out = absl::GetFlag(FLAGS_out); !out.empty()) {
     json_out = std::fopen(out.c_str(), "a");
+    if (json_out == nullptr) {
+      LogError("--out: cannot append to ", out);
+      return 2;
+    }
   }
   if (!absl::GetFlag(FLAGS_mixed).empty()) {
     const int status = MixedMain(model_dir, model_name, json_out);
@@ -502,14 +517,19 @@ int Main() {
   std::printf("%-10s %-24s %5s %10s %12s %8s %10s %9s %9s %9s %9s %8s\n", "model", "mode", "N",
               "us/step", "tokens/s", "idle%", "busy us", "wait us", "TTFT p50", "TTFT p99",
               "peak GiB", "wt TB/s");
+  int status = 0;  // 1 once a row failed
   for (const std::string& mode : absl::GetFlag(FLAGS_modes)) {
     for (const std::string& n : absl::GetFlag(FLAGS_batch)) {
       int batch = 0;
-      if (!absl::SimpleAtoi(n, &batch) || batch < 1) return 2;
+      if (!absl::SimpleAtoi(n, &batch) || batch < 1) {
+        LogError("--batch entries are numbers of sequences, 1 or more; got ", n);
+        return 2;
+      }
       absl::StatusOr<Result> r = RunOne(model_dir, mode, batch);
       if (!r.ok()) {
         std::printf("%-10s %-24s %5d failed: %s\n", model_name.c_str(), mode.c_str(), batch,
                     std::string(r.status().message()).c_str());
+        status = 1;
         continue;
       }
       r->model = model_name;
@@ -545,7 +565,7 @@ int Main() {
     }
   }
   if (json_out != nullptr) std::fclose(json_out);
-  return 0;
+  return status;
 }
 
 }  // namespace

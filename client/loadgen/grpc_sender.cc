@@ -5,6 +5,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 
@@ -82,7 +84,11 @@ RequestRecord SendGenerate(v1::Generation::Stub& stub, const v1::GenerateRequest
     r.end = absl::ToDoubleSeconds(absl::Now() - start);
   }
   r.ok = status.ok();
-  if (!r.ok) r.error = std::to_string(status.error_code()) + " " + status.error_message();
+  if (!r.ok) {
+    r.error = absl::StrCat(
+        absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code())), ": ",
+        status.error_message());
+  }
   return r;
 }
 

@@ -1,9 +1,10 @@
-// tandem-loadgen: drives a tandem-server over gRPC at a fixed concurrency or
+// tandem-loadgen: drives a tandem-server over gRPC (or its OpenAI API) at a fixed concurrency or
 // a Poisson arrival rate and reports TTFT, TPOT, ITL, E2E latency (mean,
 // p50/p90/p99), requests/s, output tokens/s and goodput, with vLLM's
 // definitions. Writes one JSON line per request and a summary line.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -21,7 +22,7 @@
 #include "core/base/program_usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
-#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "client/loadgen/grpc_sender.h"
 #include "client/loadgen/openai_sender.h"
@@ -106,47 +107,43 @@ std::vector<Planned> Plan(int count, int vocab, const LengthSpec& prompt,
   return plan;
 }
 
-// Runs the plan: at a fixed concurrency, or at the planned arrival times with
-// at most --max_concurrency in flight. Thread per in-flight request.
 // Sends one planned request and times it.
 using Sender = std::function<RequestRecord(const v1::GenerateRequest&, absl::Time run_start)>;
 
-std::vector<RequestRecord> Run(const Sender& send, const std::vector<Planned>& plan) {
+// Runs the plan: at a fixed concurrency, or at the planned arrival times with
+// at most --max_concurrency in flight. `limit` worker threads each take the
+// next request in plan order, wait for its arrival time (rate mode) and send
+// it, so a request starts at its arrival or when a worker is free, whichever
+// is later. A fixed pool: a thread per request kept every finished thread's
+// stack mapped until the run's end.
+std::vector<RequestRecord> Run(const Sender& send, const std::vector<Planned>& plan, int limit) {
   std::vector<RequestRecord> records(plan.size());
   const bool rate_mode = absl::GetFlag(FLAGS_request_rate) > 0;
-  const int limit = rate_mode ? absl::GetFlag(FLAGS_max_concurrency) : absl::GetFlag(FLAGS_concurrency);
-  absl::Mutex mu;
-  int in_flight = 0;
+  std::atomic<size_t> next{0};
   std::atomic<int> done{0};
   const absl::Time run_start = absl::Now();
-  std::atomic<bool> finished{false};
+  absl::Notification finished;
   std::thread progress([&] {
     const double every = absl::GetFlag(FLAGS_progress_seconds);
-    while (every > 0 && !finished) {
-      absl::SleepFor(absl::Seconds(every));
-      if (finished) break;
+    if (every <= 0) return;
+    while (!finished.WaitForNotificationWithTimeout(absl::Seconds(every))) {
       std::fprintf(stderr, "loadgen: %d/%zu done after %.1f s\n", done.load(), plan.size(),
                    absl::ToDoubleSeconds(absl::Now() - run_start));
     }
   });
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < plan.size(); ++i) {
-    if (rate_mode) absl::SleepFor(run_start + absl::Seconds(plan[i].arrival) - absl::Now());
-    {
-      absl::MutexLock lock(&mu);
-      auto room = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return in_flight < limit; };
-      mu.Await(absl::Condition(&room));
-      ++in_flight;
-    }
-    threads.emplace_back([&, i] {
-      records[i] = send(plan[i].request, run_start);
-      ++done;
-      absl::MutexLock lock(&mu);
-      --in_flight;
+  std::vector<std::thread> workers;
+  const size_t count = std::min(static_cast<size_t>(limit), plan.size());
+  for (size_t w = 0; w < count; ++w) {
+    workers.emplace_back([&] {
+      for (size_t i = next++; i < plan.size(); i = next++) {
+        if (rate_mode) absl::SleepFor(run_start + absl::Seconds(plan[i].arrival) - absl::Now());
+        records[i] = send(plan[i].request, run_start);
+        ++done;
+      }
     });
   }
-  for (std::thread& t : threads) t.join();
-  finished = true;
+  for (std::thread& t : workers) t.join();
+  finished.Notify();
   progress.join();
   return records;
 }
@@ -165,14 +162,41 @@ int Main() {
   LengthSpec prompt, output;
   Slo slo;
   std::string error;
-  if (!ParseLength(absl::GetFlag(FLAGS_prompt_tokens), &prompt) ||
-      !ParseLength(absl::GetFlag(FLAGS_output_tokens), &output)) {
-    std::fprintf(stderr, "error: lengths are N or uniform:A:B\n");
+  if (!ParseLength(absl::GetFlag(FLAGS_prompt_tokens), &prompt)) {
+    std::fprintf(stderr, "error: --prompt_tokens is N or uniform:A:B (N, A >= 1)\n");
+    return 2;
+  }
+  if (!ParseLength(absl::GetFlag(FLAGS_output_tokens), &output)) {
+    std::fprintf(stderr, "error: --output_tokens is N or uniform:A:B (N, A >= 1)\n");
     return 2;
   }
   if (!ParseSlo(absl::GetFlag(FLAGS_slo), &slo, &error)) {
     std::fprintf(stderr, "error: --slo: %s\n", error.c_str());
     return 2;
+  }
+  const bool rate_mode = absl::GetFlag(FLAGS_request_rate) > 0;
+  const char* limit_flag = rate_mode ? "--max_concurrency" : "--concurrency";
+  const int limit = rate_mode ? absl::GetFlag(FLAGS_max_concurrency) : absl::GetFlag(FLAGS_concurrency);
+  if (limit < 1) {
+    std::fprintf(stderr, "error: %s must be at least 1, not %d\n", limit_flag, limit);
+    return 2;
+  }
+  if (absl::GetFlag(FLAGS_num_requests) < 0 || absl::GetFlag(FLAGS_warmup) < 0) {
+    std::fprintf(stderr, "error: --num_requests and --warmup must be 0 or more\n");
+    return 2;
+  }
+  if (!std::isfinite(absl::GetFlag(FLAGS_request_rate)) || absl::GetFlag(FLAGS_request_rate) < 0) {
+    std::fprintf(stderr, "error: --request_rate must be a finite number, 0 or more\n");
+    return 2;
+  }
+  // Opened before the run, so that a path that cannot be written fails now.
+  std::ofstream file;
+  if (const std::string out = absl::GetFlag(FLAGS_out); !out.empty()) {
+    file.open(out);
+    if (!file) {
+      std::fprintf(stderr, "error: --out: cannot write %s\n", out.c_str());
+      return 2;
+    }
   }
   const std::string api = absl::GetFlag(FLAGS_api);
   Sender send;
@@ -215,6 +239,10 @@ int Main() {
       return SendGenerate(*stubs[next->fetch_add(1) % stubs.size()], request, run_start, reads);
     };
   } else if (api == "completions" || api == "chat") {
+    if (vocab < 1) {
+      std::fprintf(stderr, "error: --vocab_size must be at least 1, not %d\n", vocab);
+      return 2;
+    }
     absl::StatusOr<OpenAiSender> sender = OpenAiSender::Connect(absl::GetFlag(FLAGS_http), api == "chat",
                                                                  absl::GetFlag(FLAGS_logprobs));
     if (!sender.ok()) {
@@ -235,8 +263,14 @@ int Main() {
     send(p.request, absl::Now());
   }
   const std::vector<RequestRecord> records =
-      Run(send, Plan(absl::GetFlag(FLAGS_num_requests), vocab, prompt, output, rng));
+      Run(send, Plan(absl::GetFlag(FLAGS_num_requests), vocab, prompt, output, rng), limit);
   const RunSummary s = Summarize(records, slo);
+  if (s.failed > 0) {
+    const auto failed = std::find_if(records.begin(), records.end(),
+                                     [](const RequestRecord& r) { return !r.ok; });
+    std::fprintf(stderr, "loadgen: %d requests failed; the first: %s\n", s.failed,
+                 failed->error.c_str());
+  }
   std::printf("requests %d ok, %d failed in %.2f s: %.2f req/s, %.0f output tokens/s, goodput %.2f req/s\n",
               s.completed, s.failed, s.duration_seconds, s.requests_per_second,
               s.output_tokens_per_second, s.goodput_requests_per_second);
@@ -245,8 +279,7 @@ int Main() {
   Print("TPOT", s.tpot);
   Print("ITL", s.itl);
   Print("E2E", s.e2e);
-  if (const std::string out = absl::GetFlag(FLAGS_out); !out.empty()) {
-    std::ofstream file(out);
+  if (file.is_open()) {
     for (const RequestRecord& r : records) {
       nlohmann::json line = {{"start_s", r.start}, {"prompt_tokens", r.prompt_tokens},
                              {"output_tokens", r.token_times.size()}, {"e2e_s", r.end},
@@ -284,7 +317,8 @@ int Main() {
 
 int main(int argc, char** argv) {
   tandem::SetProgramUsage(
-      "Load generator for tandem-server (gRPC): tandem-loadgen --server=HOST:PORT "
+      "Load generator for tandem-server (gRPC, or the OpenAI API with --api): "
+      "tandem-loadgen --server=HOST:PORT [--api=grpc|completions|chat --http=HOST:PORT] "
       "[--concurrency=N | --request_rate=R] [--num_requests=N] [--prompt_tokens=N|uniform:A:B] "
       "[--output_tokens=...] [--slo=ttft:MS,tpot:MS] [--out=run.jsonl]");
   absl::ParseCommandLine(argc, argv);

@@ -57,7 +57,7 @@ bool ParseSlo(const std::string& text, Slo* slo, std::string* error) {
   for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
     std::vector<absl::string_view> kv = absl::StrSplit(part, ':');
     double ms = 0;
-    if (kv.size() != 2 || !absl::SimpleAtod(kv[1], &ms) || ms < 0) {
+    if (kv.size() != 2 || !absl::SimpleAtod(kv[1], &ms) || !std::isfinite(ms) || ms < 0) {
       *error = "expected ttft:MS,tpot:MS";
       return false;
     }

@@ -83,6 +83,8 @@ TEST(RequestRecordTest, SloParsing) {
   EXPECT_FALSE(ParseSlo("ttft", &slo, &error));
   EXPECT_FALSE(ParseSlo("latency:5", &slo, &error));
   EXPECT_FALSE(ParseSlo("ttft:-1", &slo, &error));
+  EXPECT_FALSE(ParseSlo("ttft:nan", &slo, &error));
+  EXPECT_FALSE(ParseSlo("tpot:inf", &slo, &error));
 }
 
 }  // namespace

@@ -43,6 +43,13 @@ test('tandem-loadgen reports every request and agrees with /metrics', { timeout:
       assert.ok(r.ttft_s > 0 && r.ttft_s <= r.e2e_s);
       assert.ok(Math.abs(r.tpot_s - (r.e2e_s - r.ttft_s) / 7) < 1e-9);
     }
+    // At most --concurrency requests overlap, and that many do.
+    const edges = requests.flatMap((r) => [[r.start_s, 1], [r.start_s + r.e2e_s, -1]])
+      .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    let open = 0;
+    let most = 0;
+    for (const [, d] of edges) { open += d; most = Math.max(most, open); }
+    assert.equal(most, 4);
     assert.equal(summary.completed, 20);
     assert.equal(summary.output_tokens, 160);
     assert.equal(summary.goodput_requests_per_s, summary.requests_per_s, 'a generous SLO: every request is good');
@@ -72,6 +79,38 @@ test('tandem-loadgen reports every request and agrees with /metrics', { timeout:
     const bad = spawnSync(path.join(BIN_DIR, 'tandem-loadgen'), [`--server=${server.address}`, '--grpc_reads=sideways']);
     assert.equal(bad.status, 2);
     assert.match(String(bad.stderr), /--grpc_reads is callback or blocking/);
+    // Flags that cannot run are refused at once (--concurrency=0 waited
+    // forever, a negative count aborted, an unwritable --out lost the run).
+    for (const [flag, message] of [['--concurrency=0', /--concurrency must be at least 1/],
+      ['--num_requests=-1', /--num_requests and --warmup must be 0 or more/],
+      [`--out=${path.join(dir, 'missing', 'run.jsonl')}`, /--out: cannot write/]]) {
+      const refused = spawnSync(path.join(BIN_DIR, 'tandem-loadgen'), [`--server=${server.address}`, flag],
+        { encoding: 'utf8', timeout: 20000 });
+      assert.equal(refused.status, 2, `${flag}: ${refused.stderr}`);
+      assert.match(refused.stderr, message);
+    }
+    // A long run's memory stays flat: its workers are reused. A thread per
+    // request kept each finished thread's stack mapped until the run's end
+    // (about two mappings per request).
+    const samples = await new Promise((resolve) => {
+      const child = require('node:child_process').spawn(path.join(BIN_DIR, 'tandem-loadgen'),
+        [`--server=${server.address}`, '--num_requests=20000', '--concurrency=4', '--prompt_tokens=4',
+          '--output_tokens=1', '--warmup=0', '--progress_seconds=1']);
+      const seen = [];
+      child.stderr.on('data', (chunk) => {
+        for (const m of String(chunk).matchAll(/loadgen: (\d+)\/\d+ done/g)) {
+          const maps = fs.readFileSync(`/proc/${child.pid}/maps`, 'utf8').split('\n').length;
+          seen.push({ done: Number(m[1]), maps });
+          if (seen.length === 4) child.kill('SIGKILL');
+        }
+      });
+      child.on('exit', () => resolve(seen));
+    });
+    assert.equal(samples.length, 4);
+    const [, first, , last] = samples;
+    assert.ok(last.done - first.done >= 20, `requests done between samples: ${last.done - first.done}`);
+    assert.ok(last.maps - first.maps < 10,
+      `mappings grew from ${first.maps} to ${last.maps} over ${last.done - first.done} requests`);
     // The OpenAI-compatible HTTP API, both endpoints, streamed.
     for (const api of ['completions', 'chat']) {
       const start = (await httpGet(`http://${server.metricsAddress}/metrics`)).body;
