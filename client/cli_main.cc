@@ -12,6 +12,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/status/status.h"
 #include "core/base/program_usage.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -21,6 +22,7 @@
 #include "absl/time/time.h"
 #include "core/base/read_file.h"
 #include "core/model/random_checkpoint.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "tandem/v1/generation.grpc.pb.h"
 
 ABSL_FLAG(std::string, server, "localhost:50051", "tandem-server address (host:port)");
@@ -79,15 +81,18 @@ std::string ReadOrDie(const std::string& path, const char* flag) {
   return *text;
 }
 
-std::unique_ptr<Generation::Stub> Connect() {
+// A channel to --server, over TLS with --tls_ca.
+std::shared_ptr<grpc::Channel> OpenChannel() {
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (const std::string ca = absl::GetFlag(FLAGS_tls_ca); !ca.empty()) {
     grpc::SslCredentialsOptions ssl;
     ssl.pem_root_certs = ReadOrDie(ca, "tls_ca");
     credentials = grpc::SslCredentials(ssl);
   }
-  return Generation::NewStub(grpc::CreateChannel(absl::GetFlag(FLAGS_server), credentials));
+  return grpc::CreateChannel(absl::GetFlag(FLAGS_server), credentials);
 }
+
+std::unique_ptr<Generation::Stub> Connect() { return Generation::NewStub(OpenChannel()); }
 
 // The call's deadline, and the API key when one is given.
 void SetDeadline(grpc::ClientContext* context) {
@@ -102,8 +107,27 @@ void SetDeadline(grpc::ClientContext* context) {
 }
 
 int Fail(const grpc::Status& status) {
-  std::cerr << "error: " << status.error_code() << " " << status.error_message() << "\n";
+  std::cerr << "error: "
+            << absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code())) << ": "
+            << status.error_message() << "\n";
   return 1;
+}
+
+// The server's gRPC health service (open without the API key): prints the
+// status; exits 0 when it is SERVING, 1 otherwise (starting, draining, or
+// not answering).
+int Health() {
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service("");  // the whole server: the status the server sets
+  grpc::health::v1::HealthCheckResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  const grpc::Status status =
+      grpc::health::v1::Health::NewStub(OpenChannel())->Check(&context, request, &response);
+  if (!status.ok()) return Fail(status);
+  std::cout << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status())
+            << "\n";
+  return response.status() == grpc::health::v1::HealthCheckResponse::SERVING ? 0 : 1;
 }
 
 bool ParseInts(const std::vector<std::string>& parts, google::protobuf::RepeatedField<int32_t>* out) {
@@ -260,6 +284,7 @@ int main(int argc, char** argv) {
       "  tandem-cli tokenize \"TEXT\"\n"
       "  tandem-cli detokenize \"ID ID ...\"\n"
       "  tandem-cli info\n"
+      "  tandem-cli health      exits 0 when the server is SERVING\n"
       "  tandem-cli make-model --out=DIR [--arch=A --size=S --dtype=T]\n"
       "All commands but make-model talk to --server. Architectures and sizes:\n  ",
       absl::StrJoin(tandem::DescribeArchitectures(), "\n  ")));
@@ -268,6 +293,7 @@ int main(int argc, char** argv) {
   const std::string operand = args.size() > 2 ? args[2] : "";
   if (command == "make-model") return tandem::MakeModel();
   if (command == "info") return tandem::Info();
+  if (command == "health") return tandem::Health();
   if (args.size() == 3) {
     if (command == "generate") return tandem::Generate(operand);
     if (command == "tokenize") return tandem::Tokenize(operand);

@@ -518,7 +518,7 @@ test('the Dockerfile: both images run non-root, with the same HEALTHCHECK, only 
   for (const o of options) assert.match(o, /^--(interval|timeout|start-period|retries)=\d+[smh]?$/, o);
   assert.ok(Number(health.match(/--start-period=(\d+)s/)[1]) >= 300, 'the start period covers model loading');
   const listen = JSON.parse(line(cpu, 'CMD')[0].slice(4)).find((a) => a.startsWith('--listen=')).split(':').pop();
-  assert.match(health, new RegExp(`"/usr/local/bin/tandem-cli", "info", "--server=127\\.0\\.0\\.1:${listen}"`));
+  assert.match(health, new RegExp(`"/usr/local/bin/tandem-cli", "health", "--server=127\\.0\\.0\\.1:${listen}"`));
 });
 
 test('dockerfilelint accepts the Dockerfile (bar its --start-period misreading)', () => {

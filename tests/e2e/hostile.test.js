@@ -206,6 +206,10 @@ test('TLS and an API key: gRPC and HTTP', async () => {
     assert.equal(info.status, 0, info.stderr);
     assert.match(info.stdout, /architecture: "gpt2"/);
     assert.notEqual(cli([]).status, 0, 'no key, no answer');
+    // The container's HEALTHCHECK needs no key.
+    const cliHealth = spawnSync(path.join(BIN_DIR, 'tandem-cli'),
+      ['health', `--server=${server.address}`, `--tls_ca=${cert}`, '--timeout=10s'], { encoding: 'utf8' });
+    assert.deepEqual([cliHealth.status, cliHealth.stdout], [0, 'SERVING\n'], cliHealth.stderr);
     // HTTPS: /metrics and the probes open by default, other paths need the key.
     const https = require('node:https');
     const get = (p, headers = {}) => new Promise((resolve, reject) => {

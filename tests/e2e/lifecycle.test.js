@@ -3,7 +3,7 @@
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
+const { execFile, spawnSync } = require('node:child_process');
 const { grpc, startServer, clients, generate, BIN_DIR } = require('./tandem_client');
 
 const long = (prompt, maxTokens) => ({ prompt, stopping: { max_tokens: maxTokens, ignore_eos: true } });
@@ -66,6 +66,33 @@ test('SIGTERM lets running streams finish, refuses new ones and exits 0', async 
   const refused = await late;
   assert.equal(refused.error.code, grpc.status.UNAVAILABLE, refused.error.details);
   assert.equal((await server.exited).code, 0);
+});
+
+// `tandem-cli health` (the container's HEALTHCHECK): its stdout and exit code.
+const cliHealth = (address) => new Promise((resolve) => {
+  execFile(path.join(BIN_DIR, 'tandem-cli'), ['health', `--server=${address}`, '--timeout=10s'],
+    (error, stdout, stderr) => resolve({ code: error ? error.code : 0, stdout, stderr }));
+});
+
+test('tandem-cli health: SERVING and exit 0, then NOT_SERVING and exit 1 while draining', async () => {
+  const server = await startServer(['--shutdown_grace=60s']);
+  const serving = await cliHealth(server.address);
+  assert.deepEqual([serving.code, serving.stdout], [0, 'SERVING\n'], serving.stderr);
+  const { generation } = clients(server.address);
+  let firstChunk;
+  const gotChunk = new Promise((resolve) => { firstChunk = resolve; });
+  const running = generate(generation, long('Draining', 1000), { onData: (r, call) => firstChunk(call) });
+  const call = await gotChunk;
+  server.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 200));
+  const draining = await cliHealth(server.address);
+  assert.deepEqual([draining.code, draining.stdout], [1, 'NOT_SERVING\n'], draining.stderr);
+  call.cancel();
+  await running;
+  assert.equal((await server.exited).code, 0);
+  const gone = await cliHealth(server.address);
+  assert.equal(gone.code, 1);
+  assert.match(gone.stderr, /^error: UNAVAILABLE: /);
 });
 
 test('streams that outlive the grace period end with FINISH_REASON_SHUTDOWN', async () => {
