@@ -83,8 +83,14 @@
 #   prevab     the ab step's runs alternating between this tree and the previous build
 #              (.prev/, as prevbench), AB_ROUNDS times
 set -uo pipefail
+# Every step name is checked before the build (the names are the case labels below).
+known=$(sed -n 's/^    \([a-z|]*\))$/\1/p' "$0" | tr '|' ' ' | tr '\n' ' ')
+for step in "$@"; do
+  case " $known" in *" $step "*) ;; *) echo "unknown step $step; the steps: $known"; exit 2 ;; esac
+done
 : "${OUT:=/tmp/tandem-gpu-session}"
 mkdir -p "$OUT"
+rc=0  # 1 once a step's tests failed
 source .device/prelude.sh
 cmake -S . -B build-gpu $DEVICE_CMAKE_ARGS > "$OUT/cmake.log" 2>&1 || { tail -40 "$OUT/cmake.log"; exit 1; }
 # BUILD_TARGET: build only that target (a bench step alone needs one binary).
@@ -138,9 +144,11 @@ start_server() {
       > "$1" 2>&1 &
   server=$!
   for _ in $(seq 1 240); do
-    $bin/tandem-cli info --server=127.0.0.1:50161 --timeout=1s >/dev/null 2>&1 && break
+    $bin/tandem-cli health --server=127.0.0.1:50161 --timeout=1s >/dev/null 2>&1 && return 0
     sleep 0.5
   done
+  echo "tandem-server did not answer within 120 s (log: $1)"
+  return 1
 }
 # Per-kernel GPU time of one steady decode step (the 100th of the runner's
 # life: TANDEM_PROFILE_DECODE_STEP brackets it with cudaProfilerStart/Stop),
@@ -179,7 +187,7 @@ for step in "$@"; do
   case $step in
     test)
       ctest --test-dir build-gpu -L gpu --output-on-failure --timeout "${TEST_TIMEOUT:-300}" \
-          > "$OUT/gpu-tests.log" 2>&1
+          > "$OUT/gpu-tests.log" 2>&1 || rc=1
       grep -E "Passed|Failed|tests passed" "$OUT/gpu-tests.log" ;;
     bench)
       : > "$OUT/bench.txt"
@@ -424,3 +432,4 @@ Warp Cycles Per Issued|Block Limit|Grid Size|Block Size|Stall|stall" \
     *) echo "unknown step $step"; exit 2 ;;
   esac
 done
+exit $rc
