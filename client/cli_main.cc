@@ -253,6 +253,22 @@ int MakeModel() {
     std::cerr << "error: make-model needs --out=DIR\n";
     return 2;
   }
+  for (const auto& [flag, value] :
+       {std::pair{"layers", absl::GetFlag(FLAGS_layers)}, {"hidden", absl::GetFlag(FLAGS_hidden)},
+        {"heads", absl::GetFlag(FLAGS_heads)}, {"context", absl::GetFlag(FLAGS_context)},
+        {"vocab_size", absl::GetFlag(FLAGS_vocab_size)}}) {
+    if (value < 0) {
+      std::cerr << "error: --" << flag << " must be 0 (the size's own) or more, not " << value
+                << "\n";
+      return 2;
+    }
+  }
+  const int64_t shard_mb = absl::GetFlag(FLAGS_max_shard_mb);
+  if (shard_mb < 0 || shard_mb > (int64_t{1} << 20)) {
+    std::cerr << "error: --max_shard_mb must be 0 (one file) to 1048576 MiB, not " << shard_mb
+              << "\n";
+    return 2;
+  }
   RandomCheckpointOptions options;
   options.architecture = absl::GetFlag(FLAGS_arch);
   options.preset = absl::GetFlag(FLAGS_size);
@@ -264,7 +280,7 @@ int MakeModel() {
   options.seed = absl::GetFlag(FLAGS_weights_seed);
   options.dtype = absl::GetFlag(FLAGS_dtype);
   options.tokenizer_dir = absl::GetFlag(FLAGS_tokenizer);
-  options.max_shard_bytes = absl::GetFlag(FLAGS_max_shard_mb) << 20;
+  options.max_shard_bytes = shard_mb << 20;
   const absl::Status written = WriteRandomCheckpoint(out, options);
   if (!written.ok()) {
     std::cerr << "error: " << written.message() << "\n";
@@ -291,9 +307,9 @@ int main(int argc, char** argv) {
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   const std::string command = args.size() > 1 ? args[1] : "";
   const std::string operand = args.size() > 2 ? args[2] : "";
-  if (command == "make-model") return tandem::MakeModel();
-  if (command == "info") return tandem::Info();
-  if (command == "health") return tandem::Health();
+  if (command == "make-model" && args.size() == 2) return tandem::MakeModel();
+  if (command == "info" && args.size() == 2) return tandem::Info();
+  if (command == "health" && args.size() == 2) return tandem::Health();
   if (args.size() == 3) {
     if (command == "generate") return tandem::Generate(operand);
     if (command == "tokenize") return tandem::Tokenize(operand);

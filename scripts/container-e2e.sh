@@ -89,7 +89,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# 5. The image's HEALTHCHECK (tandem-cli info on the gRPC port) passes once
+# 5. The image's HEALTHCHECK (tandem-cli health on the gRPC port) passes once
 # the model is loaded. Without systemd podman does not schedule it: run it.
 log "waiting for the HEALTHCHECK"
 for _ in $(seq 1 300); do

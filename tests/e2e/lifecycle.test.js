@@ -26,6 +26,19 @@ test('--help lists each program\'s own flags, not Abseil\'s', () => {
   }
 });
 
+test('tandem-cli refuses what it cannot do, with exit 2 and the flag named', () => {
+  const cli = (args) => spawnSync(path.join(BIN_DIR, 'tandem-cli'), args, { encoding: 'utf8' });
+  for (const [args, message] of [
+    [['make-model', '--out=/tmp/never-written', '--layers=-1'], /--layers must be 0/],
+    [['make-model', '--out=/tmp/never-written', '--max_shard_mb=-5'], /--max_shard_mb must be 0/],
+    [['info', 'extra'], /tandem-cli health/],
+  ]) {
+    const r = cli(args);
+    assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, message);
+  }
+});
+
 test('a full queue answers RESOURCE_EXHAUSTED', async () => {
   const server = await startServer(['--max_slots=1', '--max_queue=1']);
   const { generation } = clients(server.address);
