@@ -20,6 +20,8 @@ class StreamReader : public grpc::ClientReadReactor<v1::GenerateResponse> {
  public:
   StreamReader(absl::Time start, RequestRecord* record) : start_(start), record_(record) {}
 
+  grpc::ClientContext& context() { return context_; }
+
   void Start(v1::Generation::Stub& stub, const v1::GenerateRequest& request) {
     stub.async()->Generate(&context_, &request, this);
     StartRead(&response_);
@@ -60,7 +62,10 @@ class StreamReader : public grpc::ClientReadReactor<v1::GenerateResponse> {
 }  // namespace
 
 RequestRecord SendGenerate(v1::Generation::Stub& stub, const v1::GenerateRequest& request,
-                           absl::Time run_start, GrpcReads reads) {
+                           absl::Time run_start, GrpcReads reads, const std::string& api_key) {
+  const auto authorize = [&](grpc::ClientContext& context) {
+    if (!api_key.empty()) context.AddMetadata("authorization", "Bearer " + api_key);
+  };
   RequestRecord r;
   r.prompt_tokens = request.prompt_token_ids_size();
   const absl::Time start = absl::Now();
@@ -69,10 +74,12 @@ RequestRecord SendGenerate(v1::Generation::Stub& stub, const v1::GenerateRequest
   grpc::Status status;
   if (reads == GrpcReads::kCallback) {
     StreamReader reader(start, &r);
+    authorize(reader.context());
     reader.Start(stub, request);
     status = reader.Await();
   } else {
     grpc::ClientContext context;
+    authorize(context);
     std::unique_ptr<grpc::ClientReader<v1::GenerateResponse>> reader =
         stub.Generate(&context, request);
     v1::GenerateResponse response;

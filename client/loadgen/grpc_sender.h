@@ -2,6 +2,8 @@
 #ifndef TANDEM_CLIENT_LOADGEN_GRPC_SENDER_H_
 #define TANDEM_CLIENT_LOADGEN_GRPC_SENDER_H_
 
+#include <string>
+
 #include "absl/time/time.h"
 #include "client/loadgen/request_record.h"
 #include "tandem/v1/generation.grpc.pb.h"
@@ -20,10 +22,11 @@ enum class GrpcReads {
 };
 
 // Sends `request` on `stub` and records its tokens' arrival times; blocks
-// until the stream ends. `run_start` anchors RequestRecord::start.
+// until the stream ends. `run_start` anchors RequestRecord::start; a
+// non-empty `api_key` goes as the metadata "authorization: Bearer KEY".
 // Threading: any thread; calls may run concurrently on one stub.
 RequestRecord SendGenerate(v1::Generation::Stub& stub, const v1::GenerateRequest& request,
-                           absl::Time run_start, GrpcReads reads);
+                           absl::Time run_start, GrpcReads reads, const std::string& api_key);
 
 }  // namespace tandem
 

@@ -20,6 +20,9 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "core/base/program_usage.h"
+#include "core/base/read_file.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
@@ -38,6 +41,11 @@ ABSL_FLAG(bool, logprobs, false,
           "--api=completions|chat: ask for each token's logprob, so every token is an event "
           "of its own (without it a token whose text the server holds back, an incomplete "
           "UTF-8 character, arrives with the next one)");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM file of the CA (or the server's own certificate) to trust: gRPC over TLS and "
+          "HTTPS for --api=completions|chat");
+ABSL_FLAG(std::string, api_key_file, "",
+          "file holding the server's API key, sent as 'authorization: Bearer KEY'");
 ABSL_FLAG(int32_t, vocab_size, 50257,
           "--api=completions|chat: prompt token ids are drawn below this (gRPC asks the server)");
 ABSL_FLAG(int32_t, channels, 1,
@@ -198,6 +206,23 @@ int Main() {
       return 2;
     }
   }
+  std::string api_key, tls_ca_pem;
+  if (const std::string file = absl::GetFlag(FLAGS_api_key_file); !file.empty()) {
+    absl::StatusOr<std::string> key = ReadFile(file);
+    if (!key.ok()) {
+      std::fprintf(stderr, "error: --api_key_file: %s\n", std::string(key.status().message()).c_str());
+      return 2;
+    }
+    api_key = std::string(absl::StripAsciiWhitespace(*key));
+  }
+  if (const std::string file = absl::GetFlag(FLAGS_tls_ca); !file.empty()) {
+    absl::StatusOr<std::string> pem = ReadFile(file);
+    if (!pem.ok()) {
+      std::fprintf(stderr, "error: --tls_ca: %s\n", std::string(pem.status().message()).c_str());
+      return 2;
+    }
+    tls_ca_pem = *std::move(pem);
+  }
   const std::string api = absl::GetFlag(FLAGS_api);
   Sender send;
   int vocab = absl::GetFlag(FLAGS_vocab_size);
@@ -210,19 +235,27 @@ int Main() {
     // A local subchannel pool per channel: channels to one address would
     // otherwise share one connection.
     std::vector<std::shared_ptr<v1::Generation::Stub>> stubs;
+    std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+    if (!tls_ca_pem.empty()) {
+      grpc::SslCredentialsOptions ssl;
+      ssl.pem_root_certs = tls_ca_pem;
+      credentials = grpc::SslCredentials(ssl);
+    }
     for (int i = 0; i < absl::GetFlag(FLAGS_channels); ++i) {
       grpc::ChannelArguments args;
       args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
       stubs.push_back(v1::Generation::NewStub(grpc::CreateCustomChannel(
-          absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials(), args)));
+          absl::GetFlag(FLAGS_server), credentials, args)));
     }
     stub = stubs[0];
     v1::ModelInfo info;
     grpc::ClientContext info_context;
     info_context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+    if (!api_key.empty()) info_context.AddMetadata("authorization", "Bearer " + api_key);
     if (grpc::Status s = stub->GetModelInfo(&info_context, v1::GetModelInfoRequest(), &info);
         !s.ok()) {
-      std::fprintf(stderr, "error: %s: %s\n", absl::GetFlag(FLAGS_server).c_str(),
+      std::fprintf(stderr, "error: %s: %s: %s\n", absl::GetFlag(FLAGS_server).c_str(),
+                   absl::StatusCodeToString(static_cast<absl::StatusCode>(s.error_code())).c_str(),
                    s.error_message().c_str());
       return 1;
     }
@@ -235,16 +268,23 @@ int Main() {
       return 2;
     }
     const GrpcReads reads = reads_flag == "callback" ? GrpcReads::kCallback : GrpcReads::kBlocking;
-    send = [stubs, next, reads](const v1::GenerateRequest& request, absl::Time run_start) {
-      return SendGenerate(*stubs[next->fetch_add(1) % stubs.size()], request, run_start, reads);
+    send = [stubs, next, reads, api_key](const v1::GenerateRequest& request,
+                                         absl::Time run_start) {
+      return SendGenerate(*stubs[next->fetch_add(1) % stubs.size()], request, run_start, reads,
+                          api_key);
     };
   } else if (api == "completions" || api == "chat") {
     if (vocab < 1) {
       std::fprintf(stderr, "error: --vocab_size must be at least 1, not %d\n", vocab);
       return 2;
     }
-    absl::StatusOr<OpenAiSender> sender = OpenAiSender::Connect(absl::GetFlag(FLAGS_http), api == "chat",
-                                                                 absl::GetFlag(FLAGS_logprobs));
+    OpenAiSenderOptions options;
+    options.address = absl::GetFlag(FLAGS_http);
+    options.chat = api == "chat";
+    options.logprobs = absl::GetFlag(FLAGS_logprobs);
+    options.tls_ca_file = absl::GetFlag(FLAGS_tls_ca);
+    options.api_key = api_key;
+    absl::StatusOr<OpenAiSender> sender = OpenAiSender::Connect(std::move(options));
     if (!sender.ok()) {
       std::fprintf(stderr, "error: %s\n", std::string(sender.status().message()).c_str());
       return 1;
@@ -319,6 +359,7 @@ int main(int argc, char** argv) {
   tandem::SetProgramUsage(
       "Load generator for tandem-server (gRPC, or the OpenAI API with --api): "
       "tandem-loadgen --server=HOST:PORT [--api=grpc|completions|chat --http=HOST:PORT] "
+      "[--tls_ca=PEM --api_key_file=FILE] "
       "[--concurrency=N | --request_rate=R] [--num_requests=N] [--prompt_tokens=N|uniform:A:B] "
       "[--output_tokens=...] [--slo=ttft:MS,tpot:MS] [--out=run.jsonl]");
   absl::ParseCommandLine(argc, argv);

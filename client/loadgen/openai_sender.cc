@@ -12,21 +12,27 @@ namespace tandem {
 
 using nlohmann::json;
 
-absl::StatusOr<OpenAiSender> OpenAiSender::Connect(const std::string& address, bool chat,
-                                                   bool logprobs) {
+absl::StatusOr<OpenAiSender> OpenAiSender::Connect(OpenAiSenderOptions options) {
   OpenAiSender sender;
-  sender.logprobs_ = logprobs;
-  const size_t colon = address.rfind(':');
-  if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &sender.port_)) {
-    return absl::InvalidArgumentError(absl::StrCat("--http \"", address, "\": expected host:port"));
+  const size_t colon = options.address.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(options.address.substr(colon + 1), &port)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--http \"", options.address, "\": expected host:port"));
   }
-  sender.host_ = address.substr(0, colon);
-  sender.chat_ = chat;
-  httplib::Client client(sender.host_, sender.port_);
+  sender.base_url_ =
+      absl::StrCat(options.tls_ca_file.empty() ? "http://" : "https://", options.address);
+  sender.options_ = std::move(options);
+  httplib::Client client = sender.NewClient();
   client.set_connection_timeout(30);
   httplib::Result models = client.Get("/v1/models");
-  if (!models || models->status != 200) {
-    return absl::UnavailableError(absl::StrCat("GET http://", address, "/v1/models failed"));
+  if (!models) {
+    return absl::UnavailableError(absl::StrCat("GET ", sender.base_url_, "/v1/models failed: ",
+                                               httplib::to_string(models.error())));
+  }
+  if (models->status != 200) {
+    return absl::UnavailableError(absl::StrCat("GET ", sender.base_url_, "/v1/models: HTTP ",
+                                               models->status, " ", models->body.substr(0, 200)));
   }
   const json list = json::parse(models->body, nullptr, false);
   if (list.is_discarded() || !list.contains("data") || list["data"].empty()) {
@@ -36,27 +42,34 @@ absl::StatusOr<OpenAiSender> OpenAiSender::Connect(const std::string& address, b
   return sender;
 }
 
+httplib::Client OpenAiSender::NewClient() const {
+  httplib::Client client(base_url_);
+  if (!options_.tls_ca_file.empty()) client.set_ca_cert_path(options_.tls_ca_file);
+  if (!options_.api_key.empty()) client.set_bearer_token_auth(options_.api_key);
+  return client;
+}
+
 RequestRecord OpenAiSender::Send(const std::vector<int32_t>& prompt, int max_tokens,
                                  absl::Time run_start) const {
   RequestRecord r;
   json body = {{"model", model_},       {"max_tokens", max_tokens}, {"temperature", 0},
                {"ignore_eos", true},    {"stream", true},
                {"stream_options", {{"include_usage", true}}}};
-  if (logprobs_) {  // completions: the chosen token's only (0 alternatives)
-    body["logprobs"] = chat_ ? json(true) : json(0);
+  if (options_.logprobs) {  // completions: the chosen token's only (0 alternatives)
+    body["logprobs"] = options_.chat ? json(true) : json(0);
   }
-  if (chat_) {
+  if (options_.chat) {
     std::string text;
     for (int32_t id : prompt) absl::StrAppend(&text, text.empty() ? "" : " ", "w", id % 1000);
     body["messages"] = json::array({{{"role", "user"}, {"content", text}}});
   } else {
     body["prompt"] = prompt;
   }
-  httplib::Client client(host_, port_);
+  httplib::Client client = NewClient();
   client.set_read_timeout(600);
   httplib::Request request;
   request.method = "POST";
-  request.path = chat_ ? "/v1/chat/completions" : "/v1/completions";
+  request.path = options_.chat ? "/v1/chat/completions" : "/v1/completions";
   request.body = body.dump();
   request.set_header("Content-Type", "application/json");
   const absl::Time start = absl::Now();
@@ -88,15 +101,15 @@ RequestRecord OpenAiSender::Send(const std::vector<int32_t>& prompt, int max_tok
       }
       if (!chunk.contains("choices") || chunk["choices"].empty()) continue;
       const json& choice = chunk["choices"][0];
-      if (logprobs_) {
+      if (options_.logprobs) {
         const json& lp = choice.contains("logprobs") ? choice["logprobs"] : json();
         const json tokens = !lp.is_object()   ? json()
-                            : chat_            ? lp.value("content", json())
+                            : options_.chat    ? lp.value("content", json())
                                                : lp.value("tokens", json());
         if (tokens.is_array()) r.token_times.insert(r.token_times.end(), tokens.size(), t);
         continue;
       }
-      const json text = chat_ ? choice["delta"].value("content", json()) : choice.value("text", json());
+      const json text = options_.chat ? choice["delta"].value("content", json()) : choice.value("text", json());
       if (text.is_string() && !text.get<std::string>().empty()) r.token_times.push_back(t);
     }
     return true;

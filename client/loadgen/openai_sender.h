@@ -7,23 +7,29 @@
 #include <string>
 #include <vector>
 
+#include <httplib.h>
+
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/loadgen/request_record.h"
 
 namespace tandem {
 
+struct OpenAiSenderOptions {
+  std::string address;      // the server's HTTP host:port
+  bool chat = false;        // /v1/chat/completions, not /v1/completions
+  bool logprobs = false;    // each token's log-probability: every token an event of its own
+  std::string tls_ca_file;  // non-empty: HTTPS, the server's certificate checked against it
+  std::string api_key;      // non-empty: sent as "Authorization: Bearer KEY"
+};
+
 // Threading: immutable after Connect; Send may run on many threads at once
 // (each opens its own connection).
 class OpenAiSender {
  public:
-  // `address` is the server's HTTP host:port; `chat` picks
-  // /v1/chat/completions over /v1/completions; `logprobs` asks for each
-  // token's log-probability, which makes every token an event of its own.
   // Asks /v1/models for the model's name (UNAVAILABLE when it does not
-  // answer).
-  static absl::StatusOr<OpenAiSender> Connect(const std::string& address, bool chat,
-                                              bool logprobs = false);
+  // answer, or not with 200).
+  static absl::StatusOr<OpenAiSender> Connect(OpenAiSenderOptions options);
 
   // Streams a greedy generation of `max_tokens` tokens (ignore_eos). The
   // completions endpoint gets the prompt as token ids; chat, one user
@@ -38,10 +44,11 @@ class OpenAiSender {
   const std::string& model() const { return model_; }
 
  private:
-  std::string host_;
-  int port_ = 0;
-  bool chat_ = false;
-  bool logprobs_ = false;
+  // A client of the server at options_ (one connection; not shared between threads).
+  httplib::Client NewClient() const;
+
+  OpenAiSenderOptions options_;
+  std::string base_url_;  // http(s)://host:port
   std::string model_;
 };
 

@@ -210,6 +210,19 @@ test('TLS and an API key: gRPC and HTTP', async () => {
     const cliHealth = spawnSync(path.join(BIN_DIR, 'tandem-cli'),
       ['health', `--server=${server.address}`, `--tls_ca=${cert}`, '--timeout=10s'], { encoding: 'utf8' });
     assert.deepEqual([cliHealth.status, cliHealth.stdout], [0, 'SERVING\n'], cliHealth.stderr);
+    // tandem-loadgen too, through gRPC and HTTPS; without the key every request fails.
+    const loadgen = (args) => spawnSync(path.join(BIN_DIR, 'tandem-loadgen'),
+      [`--server=${server.address}`, `--http=${server.metricsAddress}`, `--tls_ca=${cert}`, '--num_requests=3',
+        '--concurrency=3', '--prompt_tokens=8', '--output_tokens=4', '--warmup=0', '--progress_seconds=0', ...args],
+      { encoding: 'utf8', timeout: 120000 });
+    for (const api of ['grpc', 'completions', 'chat']) {
+      const run = loadgen([`--api=${api}`, `--api_key_file=${path.join(dir, 'api-key')}`]);
+      assert.equal(run.status, 0, `${api}: ${run.stdout} ${run.stderr}`);
+      assert.match(run.stdout, /requests 3 ok, 0 failed/, api);
+      const keyless = loadgen([`--api=${api}`]);
+      assert.notEqual(keyless.status, 0, `${api} without the key`);
+      assert.match(keyless.stderr, api === 'grpc' ? /UNAUTHENTICATED/ : /HTTP 401/, `${api}: ${keyless.stderr}`);
+    }
     // HTTPS: /metrics and the probes open by default, other paths need the key.
     const https = require('node:https');
     const get = (p, headers = {}) => new Promise((resolve, reject) => {
