@@ -122,7 +122,8 @@ class CountingSink : public TokenSink {
 std::vector<GenerationRequest> RandomRequests(int count, int prompt, int generate, uint32_t seed,
                                               int32_t vocab_size) {
   std::mt19937 rng(seed);
-  std::uniform_int_distribution<int32_t> token(0, std::min<int32_t>(50000, vocab_size - 1));
+  std::uniform_int_distribution<int32_t> token(
+      0, std::max<int32_t>(0, std::min<int32_t>(50000, vocab_size - 1)));
   std::vector<GenerationRequest> requests(static_cast<size_t>(count));
   for (GenerationRequest& request : requests) {
     for (int t = 0; t < prompt; ++t) request.prompt_token_ids.push_back(token(rng));

@@ -13,14 +13,14 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "core/base/program_usage.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
-#include "core/base/read_file.h"
+#include "client/client_credentials.h"
 #include "core/model/random_checkpoint.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "tandem/v1/generation.grpc.pb.h"
@@ -71,25 +71,20 @@ namespace {
 
 using v1::Generation;
 
-// Reads a whole file, for the TLS and API key flags; exits on failure.
-std::string ReadOrDie(const std::string& path, const char* flag) {
-  absl::StatusOr<std::string> text = ReadFile(path);
-  if (!text.ok()) {
-    std::cerr << "error: --" << flag << ": " << text.status().message() << "\n";
+// Exits 2 with the error of a flag's file that cannot be used.
+template <typename T>
+T ValueOrExit(absl::StatusOr<T> value) {
+  if (!value.ok()) {
+    std::cerr << "error: " << value.status().message() << "\n";
     std::exit(2);
   }
-  return *text;
+  return *std::move(value);
 }
 
 // A channel to --server, over TLS with --tls_ca.
 std::shared_ptr<grpc::Channel> OpenChannel() {
-  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
-  if (const std::string ca = absl::GetFlag(FLAGS_tls_ca); !ca.empty()) {
-    grpc::SslCredentialsOptions ssl;
-    ssl.pem_root_certs = ReadOrDie(ca, "tls_ca");
-    credentials = grpc::SslCredentials(ssl);
-  }
-  return grpc::CreateChannel(absl::GetFlag(FLAGS_server), credentials);
+  return grpc::CreateChannel(absl::GetFlag(FLAGS_server),
+                             ValueOrExit(ChannelCredentialsFor(absl::GetFlag(FLAGS_tls_ca))));
 }
 
 std::unique_ptr<Generation::Stub> Connect() { return Generation::NewStub(OpenChannel()); }
@@ -97,7 +92,7 @@ std::unique_ptr<Generation::Stub> Connect() { return Generation::NewStub(OpenCha
 // The call's deadline, and the API key when one is given.
 void SetDeadline(grpc::ClientContext* context) {
   if (const std::string file = absl::GetFlag(FLAGS_api_key_file); !file.empty()) {
-    static const std::string key(absl::StripAsciiWhitespace(ReadOrDie(file, "api_key_file")));
+    static const std::string key = ValueOrExit(ReadApiKey(file));
     context->AddMetadata("authorization", "Bearer " + key);
   }
   const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
@@ -107,9 +102,7 @@ void SetDeadline(grpc::ClientContext* context) {
 }
 
 int Fail(const grpc::Status& status) {
-  std::cerr << "error: "
-            << absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code())) << ": "
-            << status.error_message() << "\n";
+  std::cerr << "error: " << DescribeStatus(status) << "\n";
   return 1;
 }
 

@@ -84,7 +84,7 @@
 #              (.prev/, as prevbench), AB_ROUNDS times
 set -uo pipefail
 # Every step name is checked before the build (the names are the case labels below).
-known=$(sed -n 's/^    \([a-z|]*\))$/\1/p' "$0" | tr '|' ' ' | tr '\n' ' ')
+known=$(sed -n 's/^    \([a-z0-9_|-]*\))$/\1/p' "$0" | tr '|' ' ' | tr '\n' ' ')
 for step in "$@"; do
   case " $known" in *" $step "*) ;; *) echo "unknown step $step; the steps: $known"; exit 2 ;; esac
 done
@@ -144,7 +144,8 @@ start_server() {
       > "$1" 2>&1 &
   server=$!
   for _ in $(seq 1 240); do
-    $bin/tandem-cli health --server=127.0.0.1:50161 --timeout=1s >/dev/null 2>&1 && return 0
+    $bin/tandem-cli info --server=127.0.0.1:50161 --timeout=1s >/dev/null 2>&1 && return 0
+    kill -0 $server 2>/dev/null || { echo "tandem-server exited (log: $1)"; return 1; }
     sleep 0.5
   done
   echo "tandem-server did not answer within 120 s (log: $1)"

@@ -5,10 +5,9 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "client/client_credentials.h"
 
 namespace tandem {
 namespace {
@@ -91,11 +90,7 @@ RequestRecord SendGenerate(v1::Generation::Stub& stub, const v1::GenerateRequest
     r.end = absl::ToDoubleSeconds(absl::Now() - start);
   }
   r.ok = status.ok();
-  if (!r.ok) {
-    r.error = absl::StrCat(
-        absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code())), ": ",
-        status.error_message());
-  }
+  if (!r.ok) r.error = DescribeStatus(status);
   return r;
 }
 

@@ -20,13 +20,11 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "core/base/program_usage.h"
-#include "core/base/read_file.h"
-#include "absl/status/status.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "client/client_credentials.h"
 #include "client/loadgen/grpc_sender.h"
 #include "client/loadgen/openai_sender.h"
 #include "client/loadgen/request_record.h"
@@ -43,7 +41,8 @@ ABSL_FLAG(bool, logprobs, false,
           "UTF-8 character, arrives with the next one)");
 ABSL_FLAG(std::string, tls_ca, "",
           "PEM file of the CA (or the server's own certificate) to trust: gRPC over TLS and "
-          "HTTPS for --api=completions|chat");
+          "HTTPS for --api=completions|chat (each HTTPS request opens its own connection, so "
+          "its TTFT includes a TLS handshake; gRPC's channels stay open)");
 ABSL_FLAG(std::string, api_key_file, "",
           "file holding the server's API key, sent as 'authorization: Bearer KEY'");
 ABSL_FLAG(int32_t, vocab_size, 50257,
@@ -66,7 +65,9 @@ ABSL_FLAG(std::string, prompt_tokens, "128", "prompt length: N, or uniform:A:B")
 ABSL_FLAG(std::string, output_tokens, "128", "tokens to generate: N, or uniform:A:B");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the lengths, prompts and arrivals");
 ABSL_FLAG(std::string, slo, "", "goodput objectives, ttft:MS,tpot:MS");
-ABSL_FLAG(std::string, out, "", "JSON lines: one per request, then the summary");
+ABSL_FLAG(std::string, out, "",
+          "JSON lines: one per request, then the summary (the file is created, or emptied, "
+          "before the run)");
 ABSL_FLAG(double, progress_seconds, 5, "a progress line on stderr this often (0: none)");
 ABSL_FLAG(bool, token_times, false,
           "--out: also each token's arrival time (seconds since the request's start)");
@@ -198,30 +199,29 @@ int Main() {
     return 2;
   }
   // Opened before the run, so that a path that cannot be written fails now.
-  std::ofstream file;
+  std::ofstream out_file;
   if (const std::string out = absl::GetFlag(FLAGS_out); !out.empty()) {
-    file.open(out);
-    if (!file) {
+    out_file.open(out);
+    if (!out_file) {
       std::fprintf(stderr, "error: --out: cannot write %s\n", out.c_str());
       return 2;
     }
   }
-  std::string api_key, tls_ca_pem;
-  if (const std::string file = absl::GetFlag(FLAGS_api_key_file); !file.empty()) {
-    absl::StatusOr<std::string> key = ReadFile(file);
+  std::string api_key;
+  if (const std::string key_file = absl::GetFlag(FLAGS_api_key_file); !key_file.empty()) {
+    absl::StatusOr<std::string> key = ReadApiKey(key_file);
     if (!key.ok()) {
-      std::fprintf(stderr, "error: --api_key_file: %s\n", std::string(key.status().message()).c_str());
+      std::fprintf(stderr, "error: %s\n", std::string(key.status().message()).c_str());
       return 2;
     }
-    api_key = std::string(absl::StripAsciiWhitespace(*key));
+    api_key = *std::move(key);
   }
-  if (const std::string file = absl::GetFlag(FLAGS_tls_ca); !file.empty()) {
-    absl::StatusOr<std::string> pem = ReadFile(file);
-    if (!pem.ok()) {
-      std::fprintf(stderr, "error: --tls_ca: %s\n", std::string(pem.status().message()).c_str());
-      return 2;
-    }
-    tls_ca_pem = *std::move(pem);
+  // Checked for both APIs; gRPC's channels use it.
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      ChannelCredentialsFor(absl::GetFlag(FLAGS_tls_ca));
+  if (!credentials.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(credentials.status().message()).c_str());
+    return 2;
   }
   const std::string api = absl::GetFlag(FLAGS_api);
   Sender send;
@@ -235,17 +235,11 @@ int Main() {
     // A local subchannel pool per channel: channels to one address would
     // otherwise share one connection.
     std::vector<std::shared_ptr<v1::Generation::Stub>> stubs;
-    std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
-    if (!tls_ca_pem.empty()) {
-      grpc::SslCredentialsOptions ssl;
-      ssl.pem_root_certs = tls_ca_pem;
-      credentials = grpc::SslCredentials(ssl);
-    }
     for (int i = 0; i < absl::GetFlag(FLAGS_channels); ++i) {
       grpc::ChannelArguments args;
       args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
       stubs.push_back(v1::Generation::NewStub(grpc::CreateCustomChannel(
-          absl::GetFlag(FLAGS_server), credentials, args)));
+          absl::GetFlag(FLAGS_server), *credentials, args)));
     }
     stub = stubs[0];
     v1::ModelInfo info;
@@ -254,9 +248,8 @@ int Main() {
     if (!api_key.empty()) info_context.AddMetadata("authorization", "Bearer " + api_key);
     if (grpc::Status s = stub->GetModelInfo(&info_context, v1::GetModelInfoRequest(), &info);
         !s.ok()) {
-      std::fprintf(stderr, "error: %s: %s: %s\n", absl::GetFlag(FLAGS_server).c_str(),
-                   absl::StatusCodeToString(static_cast<absl::StatusCode>(s.error_code())).c_str(),
-                   s.error_message().c_str());
+      std::fprintf(stderr, "error: %s: %s\n", absl::GetFlag(FLAGS_server).c_str(),
+                   DescribeStatus(s).c_str());
       return 1;
     }
     vocab = info.vocab_size();
@@ -319,7 +312,7 @@ int Main() {
   Print("TPOT", s.tpot);
   Print("ITL", s.itl);
   Print("E2E", s.e2e);
-  if (file.is_open()) {
+  if (out_file.is_open()) {
     for (const RequestRecord& r : records) {
       nlohmann::json line = {{"start_s", r.start}, {"prompt_tokens", r.prompt_tokens},
                              {"output_tokens", r.token_times.size()}, {"e2e_s", r.end},
@@ -336,9 +329,9 @@ int Main() {
           line["max_itl_end_s"] = r.token_times[i];
         }
       }
-      file << line.dump() << "\n";
+      out_file << line.dump() << "\n";
     }
-    file << nlohmann::json{{"summary", true}, {"completed", s.completed}, {"failed", s.failed},
+    out_file << nlohmann::json{{"summary", true}, {"completed", s.completed}, {"failed", s.failed},
                            {"duration_s", s.duration_seconds},
                            {"requests_per_s", s.requests_per_second},
                            {"output_tokens", s.output_tokens},

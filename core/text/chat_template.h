@@ -25,8 +25,9 @@ class ChatTemplate {
   virtual absl::StatusOr<std::string> Render(const std::vector<ChatMessage>& messages) const = 0;
   // Stop strings the template implies (where the reply's turn would end).
   virtual std::vector<std::string> stop_strings() const = 0;
-  // Whether Render's text already starts with the special tokens the model
-  // expects (a checkpoint's own template writes Llama 3's <|begin_of_text|>).
+  // Whether Render's text holds every special token the prompt gets (a
+  // checkpoint's own template writes Llama 3's <|begin_of_text|>, and
+  // transformers adds none to it), so that it is encoded as is.
   virtual bool renders_special_tokens() const = 0;
 
   // The prompt's token ids: Render's text, encoded as is where the template

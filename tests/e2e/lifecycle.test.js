@@ -97,8 +97,11 @@ test('tandem-cli health: SERVING and exit 0, then NOT_SERVING and exit 1 while d
   const running = generate(generation, long('Draining', 1000), { onData: (r, call) => firstChunk(call) });
   const call = await gotChunk;
   server.kill('SIGTERM');
-  await new Promise((r) => setTimeout(r, 200));
-  const draining = await cliHealth(server.address);
+  let draining;
+  for (const end = Date.now() + 10000; Date.now() < end;) {
+    draining = await cliHealth(server.address);
+    if (draining.code !== 0) break;
+  }
   assert.deepEqual([draining.code, draining.stdout], [1, 'NOT_SERVING\n'], draining.stderr);
   call.cancel();
   await running;

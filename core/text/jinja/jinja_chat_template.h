@@ -38,7 +38,9 @@ class JinjaChatTemplate : public ChatTemplate {
   // template's raise_exception(msg) is InvalidArgumentError(msg).
   absl::StatusOr<std::string> Render(const std::vector<ChatMessage>& messages) const override;
   std::vector<std::string> stop_strings() const override { return stop_strings_; }
-  // A checkpoint's template writes the BOS itself ({{ bos_token }}).
+  // A checkpoint's template is tokenized as transformers' apply_chat_template
+  // does (add_special_tokens=False): what special tokens the prompt has, it
+  // writes itself (Llama 3's {{ bos_token }}; Qwen's have none).
   bool renders_special_tokens() const override { return true; }
 
   absl::StatusOr<std::string> RenderMessages(const std::vector<ChatMessage>& messages,

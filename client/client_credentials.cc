@@ -1,0 +1,42 @@
+#include "client/client_credentials.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/base/read_file.h"
+
+namespace tandem {
+
+absl::StatusOr<std::string> ReadApiKey(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--api_key_file: ", text.status().message()));
+  }
+  std::string key(absl::StripAsciiWhitespace(*text));
+  if (key.empty()) return absl::InvalidArgumentError(absl::StrCat("--api_key_file: ", path, " is empty"));
+  return key;
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
+    const std::string& tls_ca_path) {
+  if (tls_ca_path.empty()) return grpc::InsecureChannelCredentials();
+  absl::StatusOr<std::string> pem = ReadFile(tls_ca_path);
+  if (!pem.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--tls_ca: ", pem.status().message()));
+  }
+  if (!absl::StrContains(*pem, "-----BEGIN CERTIFICATE-----")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls_ca: ", tls_ca_path, " holds no PEM certificate"));
+  }
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = *std::move(pem);
+  return grpc::SslCredentials(ssl);
+}
+
+std::string DescribeStatus(const grpc::Status& status) {
+  return absl::StrCat(absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code())),
+                      ": ", status.error_message());
+}
+
+}  // namespace tandem
