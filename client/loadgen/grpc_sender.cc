@@ -61,9 +61,12 @@ class StreamReader : public grpc::ClientReadReactor<v1::GenerateResponse> {
 }  // namespace
 
 RequestRecord SendGenerate(v1::Generation::Stub& stub, const v1::GenerateRequest& request,
-                           absl::Time run_start, GrpcReads reads, const std::string& api_key) {
-  const auto authorize = [&](grpc::ClientContext& context) {
-    if (!api_key.empty()) context.AddMetadata("authorization", "Bearer " + api_key);
+                           absl::Time run_start, const GrpcCallOptions& options) {
+  const auto prepare = [&](grpc::ClientContext& context, absl::Time start) {
+    if (!options.api_key.empty()) context.AddMetadata("authorization", "Bearer " + options.api_key);
+    if (options.timeout != absl::InfiniteDuration()) {
+      context.set_deadline(absl::ToChronoTime(start + options.timeout));
+    }
   };
   RequestRecord r;
   r.prompt_tokens = request.prompt_token_ids_size();
@@ -71,14 +74,14 @@ RequestRecord SendGenerate(v1::Generation::Stub& stub, const v1::GenerateRequest
   r.start = absl::ToDoubleSeconds(start - run_start);
   r.start_unix = absl::ToDoubleSeconds(start - absl::UnixEpoch());
   grpc::Status status;
-  if (reads == GrpcReads::kCallback) {
+  if (options.reads == GrpcReads::kCallback) {
     StreamReader reader(start, &r);
-    authorize(reader.context());
+    prepare(reader.context(), start);
     reader.Start(stub, request);
     status = reader.Await();
   } else {
     grpc::ClientContext context;
-    authorize(context);
+    prepare(context, start);
     std::unique_ptr<grpc::ClientReader<v1::GenerateResponse>> reader =
         stub.Generate(&context, request);
     v1::GenerateResponse response;

@@ -21,12 +21,17 @@ enum class GrpcReads {
   kBlocking,
 };
 
+struct GrpcCallOptions {
+  GrpcReads reads = GrpcReads::kBlocking;
+  std::string api_key;  // non-empty: the metadata "authorization: Bearer KEY"
+  absl::Duration timeout = absl::InfiniteDuration();  // the call's deadline, from its start
+};
+
 // Sends `request` on `stub` and records its tokens' arrival times; blocks
-// until the stream ends. `run_start` anchors RequestRecord::start; a
-// non-empty `api_key` goes as the metadata "authorization: Bearer KEY".
+// until the stream ends. `run_start` anchors RequestRecord::start.
 // Threading: any thread; calls may run concurrently on one stub.
 RequestRecord SendGenerate(v1::Generation::Stub& stub, const v1::GenerateRequest& request,
-                           absl::Time run_start, GrpcReads reads, const std::string& api_key);
+                           absl::Time run_start, const GrpcCallOptions& options);
 
 }  // namespace tandem
 

@@ -45,6 +45,9 @@ ABSL_FLAG(std::string, tls_ca, "",
           "its TTFT includes a TLS handshake; gRPC's channels stay open)");
 ABSL_FLAG(std::string, api_key_file, "",
           "file holding the server's API key, sent as 'authorization: Bearer KEY'");
+ABSL_FLAG(absl::Duration, timeout, absl::ZeroDuration(),
+          "a request not finished this long after its start fails (gRPC: DEADLINE_EXCEEDED; "
+          "HTTP: timed out); 0: none for gRPC, and for HTTP 600 s without a byte");
 ABSL_FLAG(int32_t, vocab_size, 50257,
           "--api=completions|chat: prompt token ids are drawn below this (gRPC asks the server)");
 ABSL_FLAG(int32_t, channels, 1,
@@ -207,6 +210,11 @@ int Main() {
       return 2;
     }
   }
+  const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
+  if (timeout < absl::ZeroDuration()) {
+    std::fprintf(stderr, "error: --timeout must be 0 (none) or more\n");
+    return 2;
+  }
   std::string api_key;
   if (const std::string key_file = absl::GetFlag(FLAGS_api_key_file); !key_file.empty()) {
     absl::StatusOr<std::string> key = ReadApiKey(key_file);
@@ -260,11 +268,12 @@ int Main() {
                    reads_flag.c_str());
       return 2;
     }
-    const GrpcReads reads = reads_flag == "callback" ? GrpcReads::kCallback : GrpcReads::kBlocking;
-    send = [stubs, next, reads, api_key](const v1::GenerateRequest& request,
-                                         absl::Time run_start) {
-      return SendGenerate(*stubs[next->fetch_add(1) % stubs.size()], request, run_start, reads,
-                          api_key);
+    GrpcCallOptions call;
+    call.reads = reads_flag == "callback" ? GrpcReads::kCallback : GrpcReads::kBlocking;
+    call.api_key = api_key;
+    if (timeout > absl::ZeroDuration()) call.timeout = timeout;
+    send = [stubs, next, call](const v1::GenerateRequest& request, absl::Time run_start) {
+      return SendGenerate(*stubs[next->fetch_add(1) % stubs.size()], request, run_start, call);
     };
   } else if (api == "completions" || api == "chat") {
     if (vocab < 1) {
@@ -277,6 +286,7 @@ int Main() {
     options.logprobs = absl::GetFlag(FLAGS_logprobs);
     options.tls_ca_file = absl::GetFlag(FLAGS_tls_ca);
     options.api_key = api_key;
+    if (timeout > absl::ZeroDuration()) options.timeout = timeout;
     absl::StatusOr<OpenAiSender> sender = OpenAiSender::Connect(std::move(options));
     if (!sender.ok()) {
       std::fprintf(stderr, "error: %s\n", std::string(sender.status().message()).c_str());

@@ -1,5 +1,7 @@
 #include "client/loadgen/openai_sender.h"
 
+#include <algorithm>
+
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
@@ -66,7 +68,9 @@ RequestRecord OpenAiSender::Send(const std::vector<int32_t>& prompt, int max_tok
     body["prompt"] = prompt;
   }
   httplib::Client client = NewClient();
-  client.set_read_timeout(600);
+  const absl::Duration silence = std::min(options_.timeout, absl::Seconds(600));
+  client.set_read_timeout(absl::ToInt64Seconds(silence),
+                          absl::ToInt64Microseconds(silence % absl::Seconds(1)));
   httplib::Request request;
   request.method = "POST";
   request.path = options_.chat ? "/v1/chat/completions" : "/v1/completions";
@@ -78,8 +82,13 @@ RequestRecord OpenAiSender::Send(const std::vector<int32_t>& prompt, int max_tok
   std::string buffer;
   int counted = -1;  // the usage chunk's completion_tokens
   bool done = false;
+  bool timed_out = false;
   request.content_receiver = [&](const char* data, size_t size, uint64_t, uint64_t) {
     const double t = absl::ToDoubleSeconds(absl::Now() - start);
+    if (absl::Now() - start > options_.timeout) {
+      timed_out = true;
+      return false;  // httplib closes the connection: the server cancels
+    }
     buffer.append(data, size);
     for (size_t cut; (cut = buffer.find("\n\n")) != std::string::npos;) {
       const std::string event = buffer.substr(0, cut);
@@ -121,7 +130,10 @@ RequestRecord OpenAiSender::Send(const std::vector<int32_t>& prompt, int max_tok
   while (counted > static_cast<int>(r.token_times.size()) && !r.token_times.empty()) {
     r.token_times.push_back(r.token_times.back());
   }
-  r.ok = sent && response.status == 200 && done && r.error.empty();
+  // Past the timeout: cut off by the receiver, or silent until the read timed out.
+  timed_out = timed_out || (!sent && absl::Now() - start >= options_.timeout);
+  r.ok = sent && response.status == 200 && done && r.error.empty() && !timed_out;
+  if (timed_out) r.error = absl::StrCat("timed out after ", absl::FormatDuration(options_.timeout));
   if (!r.ok && r.error.empty()) {
     r.error = sent ? absl::StrCat("HTTP ", response.status, " ", buffer)
                    : absl::StrCat("HTTP request failed: ", httplib::to_string(error));

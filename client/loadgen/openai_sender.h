@@ -21,6 +21,9 @@ struct OpenAiSenderOptions {
   bool logprobs = false;    // each token's log-probability: every token an event of its own
   std::string tls_ca_file;  // non-empty: HTTPS, the server's certificate checked against it
   std::string api_key;      // non-empty: sent as "Authorization: Bearer KEY"
+  // A request still streaming this long after its start fails ("timed
+  // out"); so does one silent for this long or 600 s, whichever is shorter.
+  absl::Duration timeout = absl::InfiniteDuration();
 };
 
 // Threading: immutable after Connect; Send may run on many threads at once

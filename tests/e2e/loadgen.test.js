@@ -121,6 +121,16 @@ test('tandem-loadgen reports every request and agrees with /metrics', { timeout:
         for (let i = 1; i < 6; ++i) assert.ok(r.token_times_s[i] >= r.token_times_s[i - 1], `${api}: ${r.token_times_s}`);
       }
     }
+    // --timeout: requests still streaming past it fail, named, and the run exits 1.
+    for (const [api, message] of [['grpc', /DEADLINE_EXCEEDED/], ['completions', /timed out after 5ms/]]) {
+      const slow = spawnSync(path.join(BIN_DIR, 'tandem-loadgen'), [`--server=${server.address}`,
+        `--api=${api}`, `--http=${server.metricsAddress}`, '--num_requests=2', '--concurrency=2', '--warmup=0',
+        '--prompt_tokens=8', '--output_tokens=110', '--timeout=5ms', '--progress_seconds=0'],
+      { encoding: 'utf8', timeout: 60000 });
+      assert.equal(slow.status, 1, `${api}: ${slow.stdout} ${slow.stderr}`);
+      assert.match(slow.stdout, /requests 0 ok, 2 failed/, api);
+      assert.match(slow.stderr, message, api);
+    }
     // Last, as it leaves requests on the server: a long run's memory stays
     // flat, its workers are reused. A thread per
     // request kept each finished thread's stack mapped until the run's end
