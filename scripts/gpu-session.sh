@@ -90,7 +90,7 @@ for step in "$@"; do
 done
 : "${OUT:=/tmp/tandem-gpu-session}"
 mkdir -p "$OUT"
-rc=0  # 1 once a step's tests failed
+rc=0  # 1 once a test program (ctest, the parity and tokenizer scripts) exited non-zero
 source .device/prelude.sh
 cmake -S . -B build-gpu $DEVICE_CMAKE_ARGS > "$OUT/cmake.log" 2>&1 || { tail -40 "$OUT/cmake.log"; exit 1; }
 # BUILD_TARGET: build only that target (a bench step alone needs one binary).
@@ -214,10 +214,11 @@ for step in "$@"; do
       bash scripts/bench/idle_from_metrics.sh build-gpu 1 512 2>&1 | tail -2 | tee "$OUT/idle-n1.txt" ;;
     parity)
       python3 tests/parity/hf_parity.py --bin $bin --out "$OUT/parity.json" \
-          --sizes "${PARITY_SIZES:-gpt2,gpt2-medium,gpt2-large,gpt2-xl}" > "$OUT/parity.txt" 2>&1
+          --sizes "${PARITY_SIZES:-gpt2,gpt2-medium,gpt2-large,gpt2-xl}" > "$OUT/parity.txt" 2>&1 || rc=1
       grep -E "^(size|gpt2|llama|qwen)|rror" "$OUT/parity.txt" ;;
     tokenizer)
-      python3 tests/parity/hf_tokenizer.py > "$OUT/tokenizer.txt" 2>&1; tail -1 "$OUT/tokenizer.txt" ;;
+      python3 tests/parity/hf_tokenizer.py > "$OUT/tokenizer.txt" 2>&1 || rc=1
+      tail -1 "$OUT/tokenizer.txt" ;;
     profile)
       # GPT-2 small, N = 1 and 64 by default (see profile_step).
       for n in ${PROFILE_BATCHES:-1 64}; do
@@ -401,7 +402,7 @@ Warp Cycles Per Issued|Block Limit|Grid Size|Block Size|Stall|stall" \
       # with transformers' generate in the same run.
       python3 tests/parity/hf_parity.py --bin $bin --out "$OUT/parity-llama.json" \
           --sizes "${LLAMA_SIZES:-llama:tiny,qwen2:tiny,qwen3:tiny,llama:llama-3.2-1b,qwen2:qwen2.5-0.5b,qwen3:qwen3-0.6b}" \
-          > "$OUT/parity-llama.txt" 2>&1
+          > "$OUT/parity-llama.txt" 2>&1 || rc=1
       grep -E "^(size|llama|qwen)|rror" "$OUT/parity-llama.txt"
       $bin/tandem-bench --arch=llama --size=llama-3.2-1b --batch=1,64 \
           --modes=sync_graphs,double_buffered_graphs --out="$OUT/bench-llama.jsonl" \
