@@ -9,6 +9,9 @@
 #
 #   bash scripts/gpu-session.sh test bench
 #
+# Exit status: 2 for an unknown step (before building), 1 when the build fails or a
+# test program (ctest, the parity and tokenizer scripts) exits non-zero, else 0.
+#
 # Steps:
 #   test       ctest -L gpu (every GPU test; TEST_TIMEOUT seconds each, default 300)
 #   bench      tandem-bench, GPT-2 small bf16, N = 1 and 64 (BENCH_BATCHES=1,64,256 for more),
