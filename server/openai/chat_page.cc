@@ -95,7 +95,7 @@ async function send(text) {
   $('stop').disabled = false;
   $('send').disabled = true;
   const start = performance.now();
-  let first = 0, tokens = 0, answer = '';
+  let first = 0, tokens = 0, answer = '', finished = false, failed = false;
   const show = (done) => {
     const ttft = first ? (first - start).toFixed(0) + ' ms' : '…';
     const rate = tokens > 1 && first ? ((tokens - 1) / ((performance.now() - first) / 1000)).toFixed(1) : '…';
@@ -112,7 +112,8 @@ async function send(text) {
     });
     if (!response.ok) {
       const j = await response.json().catch(() => ({}));
-      throw new Error((j.error && j.error.message) || response.statusText);
+      throw new Error('HTTP ' + response.status + ': ' +
+                      ((j.error && j.error.message) || response.statusText || 'no message'));
     }
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
@@ -127,7 +128,7 @@ async function send(text) {
         buffer = buffer.slice(cut + 2);
         if (!event.startsWith('data: ')) continue;
         const data = event.slice(6);
-        if (data === '[DONE]') continue;
+        if (data === '[DONE]') { finished = true; continue; }
         const chunk = JSON.parse(data);
         if (chunk.error) throw new Error(chunk.error.message);
         if (chunk.usage) tokens = chunk.usage.completion_tokens;
@@ -142,18 +143,23 @@ async function send(text) {
         show(false);
       }
     }
+    if (!finished) throw new Error('the stream ended before [DONE]');
     show(true);
   } catch (e) {
     if (e.name === 'AbortError') {
       stats.textContent += ' (stopped)';
     } else {
+      failed = true;
       const err = document.createElement('div');
       err.className = 'error';
-      err.textContent = 'Error: ' + e.message;
+      err.textContent = 'Error: ' + e.message + ' (this exchange is left out of the conversation)';
       out.appendChild(err);
     }
   } finally {
-    history.push({ role: 'assistant', content: answer });
+    // A failed exchange, or one stopped before any text, is not sent again
+    // with the next message: it would only fill the context.
+    if (failed || !answer) history.pop();
+    else history.push({ role: 'assistant', content: answer });
     controller = null;
     $('stop').disabled = true;
     $('send').disabled = false;
@@ -171,6 +177,7 @@ $('prompt').addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); $('form').requestSubmit(); }
 });
 $('stop').addEventListener('click', () => { if (controller) controller.abort(); });
+$('api_key').addEventListener('change', loadModel);
 loadModel();
 </script>
 </body>

@@ -97,3 +97,32 @@ test('stop aborts the answer and the server counts a cancellation', async () => 
   assert.equal(now, before + 1);
   assert.equal(await page.$eval('#send', (el) => el.disabled), false, 'ready for the next message');
 });
+
+test('a failed exchange is shown and left out of the conversation the next message sends', async () => {
+  const sent = [];
+  const onRequest = (r) => {
+    if (r.url().endsWith('/v1/chat/completions') && r.method() === 'POST') sent.push(JSON.parse(r.postData()));
+  };
+  page.on('request', onRequest);
+  try {
+    await setField('max_tokens', 5000);  // more than the context holds: a 400
+    await page.type('#prompt', 'This one fails.');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.querySelectorAll('.assistant .error').length === 1, { timeout: 60000 });
+    assert.match(await page.$eval('.assistant .error', (el) => el.textContent), /^Error: HTTP 400: max_tokens = 5000/);
+    await page.waitForFunction(() => !document.getElementById('send').disabled);
+    await setField('max_tokens', 8);
+    await page.type('#prompt', 'And this one works.');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => /tokens\/s$/.test([...document.querySelectorAll('.assistant .stats')].pop().textContent),
+      { timeout: 60000 });
+    assert.equal(sent.length, 2);
+    const messages = sent[1].messages.map((m) => `${m.role}: ${m.content.slice(0, 20)}`);
+    assert.ok(!messages.some((m) => m.includes('This one fails')), messages.join(' | '));
+    assert.equal(sent[1].messages.filter((m) => m.role === 'user').length, 3, messages.join(' | '));
+    assert.equal(sent[1].messages.at(-1).content, 'And this one works.');
+    assert.ok(sent[1].messages.every((m) => m.content.length > 0), 'no empty turns');
+  } finally {
+    page.off('request', onRequest);
+  }
+});
