@@ -149,7 +149,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> StartHttp(const ServerMetrics& metri
   options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
   options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
   options.api_key = api_key;
-  options.open_paths = {"/healthz", "/readyz", "/"};  // "/": the chat page (its calls need the key)
+  // "/" and "/chat.js": the chat page (its calls need the key).
+  options.open_paths = {"/healthz", "/readyz", "/", "/chat.js"};
   options.api_prefix = "/v1/";
   for (const std::string& origin : absl::GetFlag(FLAGS_cors_allow_origins)) {
     if (!origin.empty()) options.cors_origins.insert(origin);

@@ -9,7 +9,10 @@
 #include <memory>
 #include <utility>
 
-#include "absl/strings/escaping.h"
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -85,6 +88,19 @@ absl::Status CheckPortFree(const std::string& host, int port) {
 // path -> the methods it answers.
 using PathMethods = std::map<std::string, std::set<std::string>>;
 
+// The methods routed at `path`: its own entry, or that of a pattern route
+// ("/v1/models/(.+)", a regular expression as httplib matches them); null
+// when none is.
+const std::set<std::string>* MethodsFor(const PathMethods& allowed, const std::string& path) {
+  if (auto it = allowed.find(path); it != allowed.end()) return &it->second;
+  for (const auto& [pattern, methods] : allowed) {
+    if (pattern.find('(') != std::string::npos && std::regex_match(path, std::regex(pattern))) {
+      return &methods;
+    }
+  }
+  return nullptr;
+}
+
 bool IsApiPath(const HttpServerOptions& options, const std::string& path) {
   return !options.api_prefix.empty() && absl::StartsWith(path, options.api_prefix);
 }
@@ -101,11 +117,14 @@ void SetError(const HttpServerOptions& options, const httplib::Request& request,
   const char* kind = type != nullptr ? type
                      : status >= 500 ? "server_error"
                                      : "invalid_request_error";
-  response.set_content(
-      absl::StrCat("{\"error\": {\"message\": \"", absl::CEscape(message), "\", \"type\": \"",
-                   kind, "\", \"param\": null, \"code\": ",
-                   code != nullptr ? absl::StrCat("\"", code, "\"") : "null", "}}"),
-      "application/json");
+  // The message may quote the client's headers: invalid UTF-8 is replaced.
+  const nlohmann::json body = {{"error",
+                                {{"message", message},
+                                 {"type", kind},
+                                 {"param", nullptr},
+                                 {"code", code != nullptr ? nlohmann::json(code) : nullptr}}}};
+  response.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                       "application/json");
 }
 
 // The origin a CORS response may name, or "" when the request's is not allowed.
@@ -152,9 +171,9 @@ bool Refuse(const HttpServerOptions& options, const PathMethods& allowed,
              "authentication_error", "invalid_api_key");
     return true;
   }
-  auto it = allowed.find(request.path);
-  if (it == allowed.end() || it->second.count(request.method) > 0) return false;
-  response.set_header("Allow", absl::StrJoin(it->second, ", "));
+  const std::set<std::string>* methods = MethodsFor(allowed, request.path);
+  if (methods == nullptr || methods->count(request.method) > 0) return false;
+  response.set_header("Allow", absl::StrJoin(*methods, ", "));
   SetError(options, request, response, 405, "method not allowed");
   return true;
 }
@@ -209,14 +228,14 @@ httplib::Server::HandlerResponse PreRoute(const HttpServerOptions& options,
              absl::StrCat("the body is ", length, " bytes; the limit is ", options.max_body_bytes));
     return kHandled;
   }
-  auto it = allowed.find(request.path);
+  const std::set<std::string>* methods = MethodsFor(allowed, request.path);
   const std::string origin = AllowedOrigin(options, request);
-  if (request.method == "OPTIONS" && !origin.empty() && it != allowed.end()) {
+  if (request.method == "OPTIONS" && !origin.empty() && methods != nullptr) {
     // A CORS preflight: no API key (browsers never send one here).
     response.status = 204;
     response.set_header("Access-Control-Allow-Origin", origin);
     response.set_header("Vary", "Origin");
-    response.set_header("Access-Control-Allow-Methods", absl::StrJoin(it->second, ", "));
+    response.set_header("Access-Control-Allow-Methods", absl::StrJoin(*methods, ", "));
     const std::string headers = request.get_header_value("Access-Control-Request-Headers");
     response.set_header("Access-Control-Allow-Headers",
                         headers.empty() ? "Authorization, Content-Type" : headers);

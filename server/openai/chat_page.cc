@@ -48,8 +48,14 @@ constexpr char kPage[] = R"HTML(<!doctype html>
     <button id="stop" type="button" disabled>Stop</button>
   </form>
 </main>
-<script>
-'use strict';
+<script src="chat.js"></script>
+</body>
+</html>
+)HTML";
+
+// The page's script, served apart so that the page's Content-Security-Policy
+// can allow scripts from the server only ('self'), none inline.
+constexpr char kScript[] = R"JS('use strict';
 const $ = (id) => document.getElementById(id);
 const history = [];
 let controller = null;
@@ -179,13 +185,12 @@ $('prompt').addEventListener('keydown', (e) => {
 $('stop').addEventListener('click', () => { if (controller) controller.abort(); });
 $('api_key').addEventListener('change', loadModel);
 loadModel();
-</script>
-</body>
-</html>
-)HTML";
+)JS";
 
 }  // namespace
 
 absl::string_view ChatPageHtml() { return absl::string_view(kPage, sizeof(kPage) - 1); }
+
+absl::string_view ChatPageScript() { return absl::string_view(kScript, sizeof(kScript) - 1); }
 
 }  // namespace tandem

@@ -11,6 +11,15 @@ namespace tandem {
 // sampling settings (temperature, top_p, max tokens, system prompt, API
 // key) and, under each answer, its time to first token and tokens/s.
 absl::string_view ChatPageHtml();
+// Its script, which the page loads from "chat.js" beside it.
+absl::string_view ChatPageScript();
+
+// The headers both are served with: a Content-Security-Policy allowing
+// scripts, fetches and styles from the server itself only and no framing
+// (the page holds an API key field), and nosniff.
+constexpr const char* kChatPageSecurityPolicy =
+    "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; "
+    "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 }  // namespace tandem
 

@@ -23,6 +23,9 @@ constexpr absl::Duration kPoll = absl::Milliseconds(100);
 
 void Reply(httplib::Response& res, const ApiError& error) {
   res.status = error.http_status;
+  // The queue is full (429) or the server is draining (503): the SDKs wait
+  // this long before their retry.
+  if (error.http_status == 429 || error.http_status == 503) res.set_header("Retry-After", "1");
   res.set_content(error.Json(), "application/json");
 }
 
@@ -106,6 +109,7 @@ void Handle(const std::shared_ptr<OpenAiBackend>& backend, bool chat,
     return;
   }
   res.set_header("Cache-Control", "no-cache");
+  res.set_header("X-Accel-Buffering", "no");  // nginx: pass each event on at once
   res.set_chunked_content_provider(
       "text/event-stream",
       [g](size_t, httplib::DataSink& sink) {
@@ -155,10 +159,16 @@ void AddOpenAiRoutes(std::shared_ptr<OpenAiBackend> backend, HttpServer* http) {
     if (auto* error = std::get_if<ApiError>(&m)) return Reply(res, *error);
     res.set_content(DumpJson(std::get<json>(m)), "application/json");
   });
-  http->Get("/", [](const httplib::Request&, httplib::Response& res) {
-    const absl::string_view page = ChatPageHtml();
-    res.set_content(page.data(), page.size(), "text/html; charset=utf-8");
-  });
+  const auto static_file = [](absl::string_view body, const char* type) {
+    return [body, type](const httplib::Request&, httplib::Response& res) {
+      res.set_header("Content-Security-Policy", kChatPageSecurityPolicy);
+      res.set_header("X-Content-Type-Options", "nosniff");
+      res.set_header("X-Frame-Options", "DENY");
+      res.set_content(body.data(), body.size(), type);
+    };
+  };
+  http->Get("/", static_file(ChatPageHtml(), "text/html; charset=utf-8"));
+  http->Get("/chat.js", static_file(ChatPageScript(), "text/javascript; charset=utf-8"));
   http->Post("/v1/completions", [backend](const httplib::Request& req, httplib::Response& res) {
     Handle(backend, /*chat=*/false, req, res);
   });

@@ -43,7 +43,13 @@ async function setField(id, value) {
 test('the page loads offline from the server and names the model', async () => {
   const requests = [];
   page.on('request', (r) => requests.push(r.url()));
-  await page.goto(`http://${server.metricsAddress}/`, { waitUntil: 'networkidle0' });
+  const loaded = await page.goto(`http://${server.metricsAddress}/`, { waitUntil: 'networkidle0' });
+  // Scripts from the server only, no framing: the page works under this
+  // policy (every test below runs it), so its script is not inline.
+  const policy = loaded.headers()['content-security-policy'];
+  assert.match(policy, /script-src 'self'(;|$)/);
+  assert.match(policy, /frame-ancestors 'none'/);
+  assert.equal(loaded.headers()['x-content-type-options'], 'nosniff');
   await page.waitForFunction(() => document.getElementById('model').textContent.length > 0);
   for (const url of requests) assert.ok(url.startsWith(`http://${server.metricsAddress}/`), `only the server: ${url}`);
 });

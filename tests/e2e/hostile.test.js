@@ -232,6 +232,8 @@ test('TLS and an API key: gRPC and HTTP', async () => {
     });
     assert.equal(await get('/metrics'), 200);
     assert.equal(await get('/readyz'), 200);
+    assert.equal(await get('/'), 200, 'the chat page and its script are open; its calls need the key');
+    assert.equal(await get('/chat.js'), 200);
     assert.equal(await get('/nope'), 401);
     assert.equal(await get('/nope', { Authorization: 'Bearer sesame-123' }), 404);
   } finally {

@@ -230,6 +230,7 @@ test('raw SSE framing: data events, the usage chunk, then [DONE]', async () => {
   }));
   assert.equal(res.status, 200);
   assert.match(res.headers['content-type'], /^text\/event-stream/);
+  assert.equal(res.headers['x-accel-buffering'], 'no', 'a proxy passes each event on at once');
   const events = res.body.split('\n\n');
   assert.equal(events.pop(), '', 'the body ends with a blank line');
   for (const e of events) assert.match(e, /^data: /);
@@ -318,6 +319,7 @@ test('a full queue is answered over HTTP with 429, and /healthz still answers', 
     for (let i = 0; i < 200 && refused.length < 9; i++) await new Promise((r) => setTimeout(r, 50));
     assert.equal(refused.length, 9, 'the requests over 1 + 130 were refused within 10 s');
     assert.equal(JSON.parse(refused[0].body).error.type, 'rate_limit_error');
+    assert.equal(refused[0].headers['retry-after'], '1', 'the SDKs wait a second before their retry');
     const start = Date.now();
     assert.equal((await httpGet(`http://${crowd.metricsAddress}/healthz`)).status, 200);
     assert.ok(Date.now() - start < 2000, '/healthz answered at once');

@@ -17,6 +17,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <prometheus/counter.h>
+#include <nlohmann/json.hpp>
 #include <prometheus/registry.h>
 
 #include "absl/synchronization/mutex.h"
@@ -28,6 +29,7 @@
 namespace tandem {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
@@ -155,12 +157,23 @@ TEST_F(HttpServerTest, BodiesOfUnstatedOrEncodedSizeAreRefusedUnread) {
       "5\r\nhello\r\n");  // no last chunk: a server that read on would wait
   EXPECT_THAT(chunked, StartsWith("HTTP/1.1 411"));
   EXPECT_THAT(chunked, HasSubstr("Connection: close"));
-  EXPECT_THAT(chunked, HasSubstr("\"type\": \"invalid_request_error\""));
+  EXPECT_THAT(chunked, HasSubstr("\"type\":\"invalid_request_error\""));
   const std::string gzip = Request(
       "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\n"
       "Content-Length: 4\r\n\r\nabcd");
   EXPECT_THAT(gzip, StartsWith("HTTP/1.1 415"));
   EXPECT_THAT(gzip, HasSubstr("Connection: close"));
+  // The error quotes the header, in JSON a client can parse: quotes escaped,
+  // invalid UTF-8 replaced (C escapes such as \' or \303 are not JSON).
+  const std::string odd = Request(
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Encoding: x'y\"\xc3\xa9\xff\r\n"
+      "Content-Length: 4\r\n\r\nabcd");
+  EXPECT_THAT(odd, StartsWith("HTTP/1.1 415"));
+  const nlohmann::json error = nlohmann::json::parse(odd.substr(odd.find("\r\n\r\n") + 4), nullptr,
+                                                     /*allow_exceptions=*/false);
+  ASSERT_FALSE(error.is_discarded()) << odd;
+  EXPECT_THAT(error["error"]["message"].get<std::string>(),
+              HasSubstr("x'y\"\xc3\xa9\xef\xbf\xbd"));  // U+FFFD for the stray byte
   EXPECT_THAT(Request("POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Encoding: identity\r\n"
                       "Content-Length: 0\r\nConnection: close\r\n\r\n"),
               StartsWith("HTTP/1.1 405"));  // identity is no encoding
@@ -191,6 +204,38 @@ TEST_F(HttpServerTest, BodiesOfUnstatedOrEncodedSizeAreRefusedUnread) {
 // A request refused for its key or method (401, 405) must not leave its
 // body on a kept-alive connection, where it would be read as the next
 // request: here the body is itself a request, which must not be answered.
+TEST(HttpServerRoutesTest, APatternRouteAnswersCorsPreflightsAndRefusesOtherMethods) {
+  HttpServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.api_prefix = "/v1/";
+  options.api_key = "sesame";
+  options.cors_origins = {"https://app.example"};
+  absl::StatusOr<std::unique_ptr<HttpServer>> server = HttpServer::Bind(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  (*server)->Get(R"(/v1/items/(.+))", [](const httplib::Request&, httplib::Response& response) {
+    response.set_content("{}", "application/json");
+  });
+  (*server)->Start();
+  const auto request = [&](const std::string& text) {
+    RawClient client((*server)->port());
+    client.Send(text);
+    return client.ReadAll();
+  };
+  // The preflight needs no key (browsers never send one), as on exact paths.
+  const std::string preflight = request(
+      "OPTIONS /v1/items/abc HTTP/1.1\r\nHost: x\r\nOrigin: https://app.example\r\n"
+      "Access-Control-Request-Method: GET\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(preflight, StartsWith("HTTP/1.1 204"));
+  EXPECT_THAT(preflight, HasSubstr("Access-Control-Allow-Origin: https://app.example"));
+  EXPECT_THAT(preflight, HasSubstr("Access-Control-Allow-Methods: GET, HEAD"));
+  EXPECT_THAT(request("DELETE /v1/items/abc HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sesame\r\n"
+                      "Connection: close\r\n\r\n"),
+              AllOf(StartsWith("HTTP/1.1 405"), HasSubstr("Allow: GET, HEAD")));
+  EXPECT_THAT(request("GET /v1/items/abc HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sesame\r\n"
+                      "Connection: close\r\n\r\n"),
+              StartsWith("HTTP/1.1 200"));
+}
+
 TEST_F(HttpServerTest, ARefusedRequestsBodyIsNotReadAsTheNextRequest) {
   HttpServerOptions options;
   options.api_key = "secret";
