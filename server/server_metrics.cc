@@ -100,7 +100,7 @@ ServerMetrics::ServerMetrics(BuildInfo build)
       "tandem_step_busy_seconds",
       "Device time of each engine step, prefill and decode together (on the CPU: its wall "
       "time); buckets 25 % apart, to set the longest steps against the median one.",
-      ExponentialBuckets(5e-5, 1.25, 40));
+      ExponentialBuckets(5e-5, 1.25, 60));  // 50 us .. 26 s: long prefills stay below +Inf
   build_info_ = &prometheus::BuildGauge()
                      .Name("tandem_build_info")
                      .Help("Build and model information; value 1.")

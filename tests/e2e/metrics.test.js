@@ -93,6 +93,9 @@ test('/metrics counts exactly what was served', async () => {
     'step busy seconds add up to tandem_gpu_busy_seconds_total');
   assert.equal(sample(text, 'tandem_step_busy_seconds_bucket{le="+Inf"}'),
     sample(text, 'tandem_step_busy_seconds_count'));
+  // A long prefill step (seconds on a CPU) still lands in a finite bucket.
+  const bounds = [...text.matchAll(/^tandem_step_busy_seconds_bucket\{le="([^"+]+)"\}/gm)].map((m) => Number(m[1]));
+  assert.ok(Math.max(...bounds) >= 10, `the largest bucket is ${Math.max(...bounds)} s`);
 });
 
 // A long prompt arriving while a stream decodes is split into chunks that
