@@ -343,6 +343,11 @@ HttpServer::HttpServer(const HttpServerOptions& options)
     const std::string origin = AllowedOrigin(options, request);
     if (!origin.empty() && !response.has_header("Access-Control-Allow-Origin")) {
       response.set_header("Access-Control-Allow-Origin", origin);
+    }
+    // Listed origins: every API answer depends on the request's Origin
+    // (allowed, another, or none), so a shared cache must key on it.
+    if (!options.cors_origins.empty() && options.cors_origins.count("*") == 0 &&
+        IsApiPath(options, request.path) && !response.has_header("Vary")) {
       response.set_header("Vary", "Origin");
     }
   });

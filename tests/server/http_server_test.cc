@@ -233,7 +233,14 @@ TEST(HttpServerRoutesTest, APatternRouteAnswersCorsPreflightsAndRefusesOtherMeth
               AllOf(StartsWith("HTTP/1.1 405"), HasSubstr("Allow: GET, HEAD")));
   EXPECT_THAT(request("GET /v1/items/abc HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sesame\r\n"
                       "Connection: close\r\n\r\n"),
-              StartsWith("HTTP/1.1 200"));
+              AllOf(StartsWith("HTTP/1.1 200"), HasSubstr("Vary: Origin")));
+  // With origins listed, every API answer varies with the Origin, a 401 for
+  // another origin included (it names none).
+  const std::string other = request(
+      "GET /v1/items/abc HTTP/1.1\r\nHost: x\r\nOrigin: https://other.example\r\n"
+      "Connection: close\r\n\r\n");
+  EXPECT_THAT(other, AllOf(StartsWith("HTTP/1.1 401"), HasSubstr("Vary: Origin"),
+                           Not(HasSubstr("Access-Control-Allow-Origin"))));
 }
 
 TEST_F(HttpServerTest, ARefusedRequestsBodyIsNotReadAsTheNextRequest) {
