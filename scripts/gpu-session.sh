@@ -10,7 +10,8 @@
 #   bash scripts/gpu-session.sh test bench
 #
 # Exit status: 2 for an unknown step (before building), 1 when the build fails or a
-# test program (ctest, the parity and tokenizer scripts) exits non-zero, else 0.
+# test program (ctest, the parity and tokenizer scripts) exits non-zero or a step's server
+# never answers, else 0.
 #
 # Steps:
 #   test       ctest -L gpu (every GPU test; TEST_TIMEOUT seconds each, default 300)
@@ -93,7 +94,7 @@ for step in "$@"; do
 done
 : "${OUT:=/tmp/tandem-gpu-session}"
 mkdir -p "$OUT"
-rc=0  # 1 once a test program (ctest, the parity and tokenizer scripts) exited non-zero
+rc=0  # 1 once a test program (ctest, the parity and tokenizer scripts) exited non-zero, or a server never answered
 source .device/prelude.sh
 cmake -S . -B build-gpu $DEVICE_CMAKE_ARGS > "$OUT/cmake.log" 2>&1 || { tail -40 "$OUT/cmake.log"; exit 1; }
 # BUILD_TARGET: build only that target (a bench step alone needs one binary).
@@ -312,7 +313,7 @@ Warp Cycles Per Issued|Block Limit|Grid Size|Block Size|Stall|stall" \
         profile_step "$OUT/ncu-llama-$n" --arch=llama --size=llama-3.2-1b --batch=$n
       done ;;
     loadgen)
-      start_server "$OUT/loadgen-server.log"
+      start_server "$OUT/loadgen-server.log" || { rc=1; kill $server 2>/dev/null; continue; }
       lg="$bin/tandem-loadgen --server=127.0.0.1:50161 --progress_seconds=0"
       {
         echo "## 64 at once: 128 prompt, 256 output"
@@ -373,7 +374,7 @@ Warp Cycles Per Issued|Block Limit|Grid Size|Block Size|Stall|stall" \
           > "$OUT/prefill-ttft-prev.txt" 2>&1
       table "$OUT/prefill-ttft-prev.txt" ;;
     openai)
-      start_server "$OUT/openai-server.log"
+      start_server "$OUT/openai-server.log" || { rc=1; kill $server 2>/dev/null; continue; }
       lg="$bin/tandem-loadgen --server=127.0.0.1:50161 --http=127.0.0.1:9661 --progress_seconds=0"
       {
         for api in grpc chat completions; do

@@ -126,7 +126,9 @@ std::string BoundAddress(const std::string& listen, int port) {
 int HttpThreads() {
   const int32_t threads = absl::GetFlag(FLAGS_http_threads);
   if (threads > 0) return threads;
-  const int64_t slots = absl::GetFlag(FLAGS_max_slots) > 0 ? absl::GetFlag(FLAGS_max_slots) : 64;
+  // The device is not known yet: the larger default.
+  const int64_t slots =
+      absl::GetFlag(FLAGS_max_slots) > 0 ? absl::GetFlag(FLAGS_max_slots) : kDefaultGpuSlots;
   return static_cast<int>(std::min<int64_t>(slots + absl::GetFlag(FLAGS_max_queue) + 64, 4096));
 }
 

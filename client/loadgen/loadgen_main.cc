@@ -128,9 +128,9 @@ using Sender = std::function<RequestRecord(const v1::GenerateRequest&, absl::Tim
 // it, so a request starts at its arrival or when a worker is free, whichever
 // is later. A fixed pool: a thread per request kept every finished thread's
 // stack mapped until the run's end.
-std::vector<RequestRecord> Run(const Sender& send, const std::vector<Planned>& plan, int limit) {
+std::vector<RequestRecord> Run(const Sender& send, const std::vector<Planned>& plan, int limit,
+                               bool rate_mode) {
   std::vector<RequestRecord> records(plan.size());
-  const bool rate_mode = absl::GetFlag(FLAGS_request_rate) > 0;
   std::atomic<size_t> next{0};
   std::atomic<int> done{0};
   const absl::Time run_start = absl::Now();
@@ -306,7 +306,8 @@ int Main() {
     send(p.request, absl::Now());
   }
   const std::vector<RequestRecord> records =
-      Run(send, Plan(absl::GetFlag(FLAGS_num_requests), vocab, prompt, output, rng), limit);
+      Run(send, Plan(absl::GetFlag(FLAGS_num_requests), vocab, prompt, output, rng), limit,
+          rate_mode);
   const RunSummary s = Summarize(records, slo);
   if (s.failed > 0) {
     const auto failed = std::find_if(records.begin(), records.end(),

@@ -14,6 +14,19 @@ namespace tandem {
 
 using nlohmann::json;
 
+namespace {
+
+// A client of the server at `base_url` (one connection; not shared between
+// threads), trusting options.tls_ca_file and sending options.api_key.
+httplib::Client NewClient(const OpenAiSenderOptions& options, const std::string& base_url) {
+  httplib::Client client(base_url);
+  if (!options.tls_ca_file.empty()) client.set_ca_cert_path(options.tls_ca_file);
+  if (!options.api_key.empty()) client.set_bearer_token_auth(options.api_key);
+  return client;
+}
+
+}  // namespace
+
 absl::StatusOr<OpenAiSender> OpenAiSender::Connect(OpenAiSenderOptions options) {
   OpenAiSender sender;
   const size_t colon = options.address.rfind(':');
@@ -25,7 +38,7 @@ absl::StatusOr<OpenAiSender> OpenAiSender::Connect(OpenAiSenderOptions options) 
   sender.base_url_ =
       absl::StrCat(options.tls_ca_file.empty() ? "http://" : "https://", options.address);
   sender.options_ = std::move(options);
-  httplib::Client client = sender.NewClient();
+  httplib::Client client = NewClient(sender.options_, sender.base_url_);
   client.set_connection_timeout(30);
   httplib::Result models = client.Get("/v1/models");
   if (!models) {
@@ -44,13 +57,6 @@ absl::StatusOr<OpenAiSender> OpenAiSender::Connect(OpenAiSenderOptions options) 
   return sender;
 }
 
-httplib::Client OpenAiSender::NewClient() const {
-  httplib::Client client(base_url_);
-  if (!options_.tls_ca_file.empty()) client.set_ca_cert_path(options_.tls_ca_file);
-  if (!options_.api_key.empty()) client.set_bearer_token_auth(options_.api_key);
-  return client;
-}
-
 RequestRecord OpenAiSender::Send(const std::vector<int32_t>& prompt, int max_tokens,
                                  absl::Time run_start) const {
   RequestRecord r;
@@ -67,7 +73,7 @@ RequestRecord OpenAiSender::Send(const std::vector<int32_t>& prompt, int max_tok
   } else {
     body["prompt"] = prompt;
   }
-  httplib::Client client = NewClient();
+  httplib::Client client = NewClient(options_, base_url_);
   const absl::Duration silence = std::min(options_.timeout, absl::Seconds(600));
   client.set_read_timeout(absl::ToInt64Seconds(silence),
                           absl::ToInt64Microseconds(silence % absl::Seconds(1)));

@@ -7,8 +7,6 @@
 #include <string>
 #include <vector>
 
-#include <httplib.h>
-
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/loadgen/request_record.h"
@@ -47,9 +45,6 @@ class OpenAiSender {
   const std::string& model() const { return model_; }
 
  private:
-  // A client of the server at options_ (one connection; not shared between threads).
-  httplib::Client NewClient() const;
-
   OpenAiSenderOptions options_;
   std::string base_url_;  // http(s)://host:port
   std::string model_;

@@ -8,6 +8,9 @@
 
 namespace tandem {
 
+// How deeply the project's untrusted JSON inputs may nest.
+inline constexpr int kMaxJsonNesting = 64;
+
 // Returns the maximum nesting depth of arrays/objects in `json`, ignoring
 // brackets inside string literals. Stops counting once `limit` is exceeded.
 int JsonNestingDepth(absl::string_view json, int limit);

@@ -104,7 +104,6 @@ void Engine::Loop() {
       if (in_flight_.has_value()) FinishStep(*std::exchange(in_flight_, std::nullopt));
       // Not started, or no token yet (a long prompt still prefilling):
       // UNAVAILABLE, so clients retry elsewhere; running: cut off.
-      scheduler_.FinishWaiting(FinishReason::kShutdown, NotStartedError());
       cut_off_ = scheduler_.FinishAll(FinishReason::kShutdown, absl::OkStatus(), NotStartedError());
       // What this turn staged is flushed by Shutdown's sinks_.Stop().
       queue_.ReportEngineState(0, 0, true);

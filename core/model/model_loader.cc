@@ -132,7 +132,9 @@ absl::StatusOr<LoadedModel> LoadModelOrThrow(const ModelOptions& options) {
                                                    " exceeds the model's maximum positions (",
                                                    loaded.max_positions, ")"));
   }
-  const int32_t slots = options.max_slots > 0 ? options.max_slots : (device.is_cuda() ? 64 : 8);
+  const int32_t slots = options.max_slots > 0    ? options.max_slots
+                        : device.is_cuda() ? kDefaultGpuSlots
+                                           : kDefaultCpuSlots;
   KvCacheShape cache = loaded.model->kv_shape();
   // The CUDA runner pads batches into one extra scratch slot.
   cache.num_slots = device.is_cuda() && static_cache ? slots + 1 : slots;

@@ -24,6 +24,10 @@ struct DeviceSpec {
 // --kv_cache: static slots (the server), or the naive growing baseline.
 enum class KvCacheMode { kStatic, kDynamic };
 
+// KV slots when ModelOptions::max_slots is 0.
+inline constexpr int32_t kDefaultCpuSlots = 8;
+inline constexpr int32_t kDefaultGpuSlots = 64;
+
 struct ModelOptions {
   // A Hugging Face checkpoint directory (config.json names the family).
   // Empty: the embedded default model, random weights of `embedded_preset`
@@ -31,7 +35,7 @@ struct ModelOptions {
   std::string model_dir;
   uint64_t embedded_seed = 20241129;
   std::string embedded_preset;  // empty: the default family's default size
-  int32_t max_slots = 0;    // 0: 8 on the CPU, 64 on a GPU
+  int32_t max_slots = 0;    // 0: kDefaultCpuSlots or kDefaultGpuSlots
   int32_t max_context = 0;  // 0: the model's maximum positions
   DType dtype = DType::kAuto;  // auto: float32 on the CPU, bfloat16 on a GPU
   DeviceSpec device;           // auto: cuda when present

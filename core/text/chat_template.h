@@ -6,9 +6,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/text/tokenizer.h"
 
 namespace tandem {
+
+class Tokenizer;
 
 struct ChatMessage {
   std::string role;  // "system", "user" or "assistant"

@@ -29,10 +29,9 @@ absl::StatusOr<Json> FieldReader::Parse(absl::string_view text,
                                         Json::parser_callback_t callback) const {
   // The pipeline's parsers (Sequence in Sequence) and the error messages'
   // dump() recurse on nesting; real files nest a few levels.
-  constexpr int kMaxDepth = 64;
-  if (JsonNestingDepth(text, kMaxDepth) > kMaxDepth) {
+  if (JsonNestingDepth(text, kMaxJsonNesting) > kMaxJsonNesting) {
     return absl::InvalidArgumentError(
-        absl::StrCat(file_, ": JSON nests deeper than ", kMaxDepth, " levels"));
+        absl::StrCat(file_, ": JSON nests deeper than ", kMaxJsonNesting, " levels"));
   }
   Json json;
   try {

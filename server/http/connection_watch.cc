@@ -25,21 +25,20 @@ bool Describe(const sockaddr_storage& address, socklen_t length, std::string* ho
 }
 
 // Whether `fd` is a socket connected from (local_host, local_port) to
-// (remote_host, remote_port).
+// (remote_host, remote_port). The peer is compared first: every HTTP
+// connection shares the local address, the peer's port tells them apart.
 bool IsConnection(int fd, const httplib::Request& request) {
-  sockaddr_storage address{};
-  socklen_t length = sizeof(address);
-  std::string host;
-  int port = -1;
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
-      !Describe(address, length, &host, &port) || port != request.local_port ||
-      host != request.local_addr) {
-    return false;
-  }
-  length = sizeof(address);
-  return ::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0 &&
-         Describe(address, length, &host, &port) && port == request.remote_port &&
-         host == request.remote_addr;
+  const auto matches = [fd](decltype(::getsockname) query, const std::string& want_host,
+                            int want_port) {
+    sockaddr_storage address{};
+    socklen_t length = sizeof(address);
+    std::string host;
+    int port = -1;
+    return query(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0 &&
+           Describe(address, length, &host, &port) && port == want_port && host == want_host;
+  };
+  return matches(::getpeername, request.remote_addr, request.remote_port) &&
+         matches(::getsockname, request.local_addr, request.local_port);
 }
 
 }  // namespace

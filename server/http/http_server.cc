@@ -11,8 +11,6 @@
 
 #include <regex>
 
-#include <nlohmann/json.hpp>
-
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -21,6 +19,7 @@
 #include "core/base/constant_time.h"
 #include "core/base/logging.h"
 #include "server/http/connection_watch.h"
+#include "server/http/error_body.h"
 
 namespace tandem {
 namespace {
@@ -85,21 +84,31 @@ absl::Status CheckPortFree(const std::string& host, int port) {
       absl::StrCat("cannot listen on HTTP address ", host, ":", port, ": ", std::strerror(error)));
 }
 
-// path -> the methods it answers.
-using PathMethods = std::map<std::string, std::set<std::string>>;
+}  // namespace
 
-// The methods routed at `path`: its own entry, or that of a pattern route
-// ("/v1/models/(.+)", a regular expression as httplib matches them); null
-// when none is.
-const std::set<std::string>* MethodsFor(const PathMethods& allowed, const std::string& path) {
-  if (auto it = allowed.find(path); it != allowed.end()) return &it->second;
-  for (const auto& [pattern, methods] : allowed) {
-    if (pattern.find('(') != std::string::npos && std::regex_match(path, std::regex(pattern))) {
-      return &methods;
-    }
+// The methods each route answers: exact paths, and pattern routes
+// ("/v1/models/(.+)", regular expressions as httplib matches them) compiled
+// once, when added.
+struct RouteMethods {
+  std::map<std::string, std::set<std::string>> by_path;  // path or pattern -> methods
+  std::vector<std::pair<std::regex, const std::set<std::string>*>> patterns;
+
+  void Add(const std::string& path, const std::string& method) {
+    auto [it, added] = by_path.try_emplace(path);
+    if (added && path.find('(') != std::string::npos) patterns.emplace_back(std::regex(path), &it->second);
+    it->second.insert(method);
   }
-  return nullptr;
-}
+  // The methods routed at `path`; null when no route is.
+  const std::set<std::string>* For(const std::string& path) const {
+    if (auto it = by_path.find(path); it != by_path.end()) return &it->second;
+    for (const auto& [pattern, methods] : patterns) {
+      if (std::regex_match(path, pattern)) return methods;
+    }
+    return nullptr;
+  }
+};
+
+namespace {
 
 bool IsApiPath(const HttpServerOptions& options, const std::string& path) {
   return !options.api_prefix.empty() && absl::StartsWith(path, options.api_prefix);
@@ -117,13 +126,7 @@ void SetError(const HttpServerOptions& options, const httplib::Request& request,
   const char* kind = type != nullptr ? type
                      : status >= 500 ? "server_error"
                                      : "invalid_request_error";
-  // The message may quote the client's headers: invalid UTF-8 is replaced.
-  const nlohmann::json body = {{"error",
-                                {{"message", message},
-                                 {"type", kind},
-                                 {"param", nullptr},
-                                 {"code", code != nullptr ? nlohmann::json(code) : nullptr}}}};
-  response.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+  response.set_content(ErrorBody(message, kind, "", code != nullptr ? code : ""),
                        "application/json");
 }
 
@@ -137,7 +140,8 @@ std::string AllowedOrigin(const HttpServerOptions& options, const httplib::Reque
 }
 
 // Whether httplib reads a body for the request's method (it reads none for
-// GET, HEAD or OPTIONS, whatever the headers say).
+// GET, HEAD or OPTIONS, whatever the headers say): httplib's
+// detail::expect_content, which Debian's split build does not export.
 bool ReadsBody(const httplib::Request& request) {
   const std::string& m = request.method;
   return m == "POST" || m == "PUT" || m == "PATCH" || m == "DELETE" || m == "PRI";
@@ -157,9 +161,10 @@ bool BodyMayBeUnread(const httplib::Request& request) {
   return HasBody(request) || (ReadsBody(request) && !request.has_header("Content-Length"));
 }
 
-// 401 without the API key, 405 for a known path asked with another method:
-// true when it refused (the response is set).
-bool Refuse(const HttpServerOptions& options, const PathMethods& allowed,
+// 401 without the API key, 405 for a known path (its routes answer
+// `methods`; null: none) asked with another method: true when it refused
+// (the response is set).
+bool Refuse(const HttpServerOptions& options, const std::set<std::string>* methods,
             const httplib::Request& request, httplib::Response& response) {
   if (!options.api_key.empty() && options.open_paths.count(request.path) == 0 &&
       !ConstantTimeEquals(request.get_header_value("Authorization"), "Bearer " + options.api_key)) {
@@ -171,7 +176,6 @@ bool Refuse(const HttpServerOptions& options, const PathMethods& allowed,
              "authentication_error", "invalid_api_key");
     return true;
   }
-  const std::set<std::string>* methods = MethodsFor(allowed, request.path);
   if (methods == nullptr || methods->count(request.method) > 0) return false;
   response.set_header("Allow", absl::StrJoin(*methods, ", "));
   SetError(options, request, response, 405, "method not allowed");
@@ -181,7 +185,7 @@ bool Refuse(const HttpServerOptions& options, const PathMethods& allowed,
 // The pre-routing hook's decisions, made before the body is read (see the
 // HttpServer constructor).
 httplib::Server::HandlerResponse PreRoute(const HttpServerOptions& options,
-                                          const PathMethods& allowed,
+                                          const RouteMethods& allowed,
                                           const httplib::Request& request,
                                           httplib::Response& response) {
   constexpr auto kHandled = httplib::Server::HandlerResponse::Handled;
@@ -228,7 +232,7 @@ httplib::Server::HandlerResponse PreRoute(const HttpServerOptions& options,
              absl::StrCat("the body is ", length, " bytes; the limit is ", options.max_body_bytes));
     return kHandled;
   }
-  const std::set<std::string>* methods = MethodsFor(allowed, request.path);
+  const std::set<std::string>* methods = allowed.For(request.path);
   const std::string origin = AllowedOrigin(options, request);
   if (request.method == "OPTIONS" && !origin.empty() && methods != nullptr) {
     // A CORS preflight: no API key (browsers never send one here).
@@ -245,7 +249,7 @@ httplib::Server::HandlerResponse PreRoute(const HttpServerOptions& options,
   // With a body (of a bounded length now), 401 and 405 wait until httplib
   // has read it (routes and the error handler refuse then), so that it is
   // not left on the connection.
-  if (!body && Refuse(options, allowed, request, response)) return kHandled;
+  if (!body && Refuse(options, methods, request, response)) return kHandled;
   if (ReadsBody(request) && length.empty()) {
     // httplib would read until the client closes, without limit.
     SetError(options, request, response, 411, "send the request body with a Content-Length");
@@ -286,7 +290,7 @@ HttpServer::HttpServer(const HttpServerOptions& options)
                   ? std::make_unique<httplib::Server>()
                   : std::make_unique<httplib::SSLServer>(options.tls_cert_file.c_str(),
                                                          options.tls_key_file.c_str())),
-      allowed_(std::make_shared<std::map<std::string, std::set<std::string>>>()) {
+      allowed_(std::make_shared<RouteMethods>()) {
   const int threads = options_.threads;
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_->set_read_timeout(WholeSeconds(options_.read_timeout), Micros(options_.read_timeout));
@@ -330,7 +334,7 @@ HttpServer::HttpServer(const HttpServerOptions& options)
   server_->set_error_handler(httplib::Server::HandlerWithResponse(
       [allowed = allowed_, options = options_](const httplib::Request& request,
                                                httplib::Response& response) {
-    if (response.status == 404 && Refuse(options, *allowed, request, response)) {
+    if (response.status == 404 && Refuse(options, allowed->For(request.path), request, response)) {
       return httplib::Server::HandlerResponse::Handled;
     }
     if (response.body.empty() && !response.content_provider_) {
@@ -403,8 +407,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Bind(const HttpServerOpt
 }
 
 void HttpServer::Allow(const std::string& path, const std::string& method) {
-  (*allowed_)[path].insert(method);
-  if (method == "GET") (*allowed_)[path].insert("HEAD");
+  allowed_->Add(path, method);
+  if (method == "GET") allowed_->Add(path, "HEAD");
 }
 
 httplib::Server::Handler HttpServer::Guarded(httplib::Server::Handler handler) const {
@@ -412,7 +416,7 @@ httplib::Server::Handler HttpServer::Guarded(httplib::Server::Handler handler) c
   // (one without was checked before routing).
   return [handler = std::move(handler), allowed = allowed_, options = options_](
              const httplib::Request& request, httplib::Response& response) {
-    if (HasBody(request) && Refuse(options, *allowed, request, response)) return;
+    if (HasBody(request) && Refuse(options, allowed->For(request.path), request, response)) return;
     handler(request, response);
   };
 }

@@ -65,6 +65,8 @@ struct HttpServerOptions {
 // concurrently, and must be thread-safe. Every known path answers other
 // methods with 405 and an Allow header; unknown paths get 404. With an API
 // key, handlers run only for requests that carry it (401 otherwise).
+struct RouteMethods;  // http_server.cc
+
 class HttpServer {
  public:
   // Binds `options.listen`. UNAVAILABLE (address in use, not local) or
@@ -95,7 +97,8 @@ class HttpServer {
   const HttpServerOptions options_;
   std::unique_ptr<httplib::Server> server_;
   // path -> methods; shared with the routing hook, read-only once started.
-  std::shared_ptr<std::map<std::string, std::set<std::string>>> allowed_;
+  // The methods each route answers (shared with the hooks; filled before Start).
+  std::shared_ptr<RouteMethods> allowed_;
   int port_ = 0;
   std::thread thread_;        // runs listen_after_bind()
   std::future<void> stopped_;  // ready when the thread's loop has returned

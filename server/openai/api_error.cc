@@ -1,17 +1,11 @@
 #include "server/openai/api_error.h"
 
-#include <nlohmann/json.hpp>
-
 #include "absl/strings/str_cat.h"
+#include "server/http/error_body.h"
 
 namespace tandem {
 
-std::string ApiError::Json() const {
-  nlohmann::json error = {{"message", message}, {"type", type}};
-  error["param"] = param.empty() ? nlohmann::json(nullptr) : nlohmann::json(param);
-  error["code"] = code.empty() ? nlohmann::json(nullptr) : nlohmann::json(code);
-  return nlohmann::json{{"error", error}}.dump();
-}
+std::string ApiError::Json() const { return ErrorBody(message, type, param, code); }
 
 ApiError ApiError::BadField(const std::string& param, const std::string& message) {
   ApiError e;

@@ -1,5 +1,6 @@
 #include "server/openai/openai_request.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -64,14 +65,10 @@ std::optional<ApiError> ReadStop(const json& body, int max_stop_strings,
   const json& stop = body.at("stop");
   if (stop.is_string()) {
     out->push_back(stop.get<std::string>());
-  } else if (stop.is_array()) {
-    for (const json& s : stop) {
-      if (!s.is_string()) break;
-      out->push_back(s.get<std::string>());
-    }
-  }
-  // (An empty array is no stop strings, as vLLM takes it.)
-  if (out->size() != (stop.is_array() ? stop.size() : 1) || !(stop.is_array() || stop.is_string())) {
+  } else if (stop.is_array() &&
+             std::all_of(stop.begin(), stop.end(), [](const json& s) { return s.is_string(); })) {
+    for (const json& s : stop) out->push_back(s.get<std::string>());  // [] is none, as in vLLM
+  } else {
     return ApiError::BadField("stop", "'stop' must be a string or an array of strings");
   }
   if (static_cast<int>(out->size()) > max_stop_strings) {

@@ -200,15 +200,14 @@ test('TLS and an API key: gRPC and HTTP', async () => {
     const refused = await generate(plain, long('Plaintext', 3), { deadlineMs: 3000 });
     assert.notEqual(refused.error, null, 'plaintext gets nothing');
     // tandem-cli speaks TLS and sends the key.
-    const cli = (args) => spawnSync(path.join(BIN_DIR, 'tandem-cli'),
-      ['info', `--server=${server.address}`, `--tls_ca=${cert}`, '--timeout=10s', ...args], { encoding: 'utf8' });
-    const info = cli([`--api_key_file=${path.join(dir, 'api-key')}`]);
+    const cli = (command, args = []) => spawnSync(path.join(BIN_DIR, 'tandem-cli'),
+      [command, `--server=${server.address}`, `--tls_ca=${cert}`, '--timeout=10s', ...args], { encoding: 'utf8' });
+    const info = cli('info', [`--api_key_file=${path.join(dir, 'api-key')}`]);
     assert.equal(info.status, 0, info.stderr);
     assert.match(info.stdout, /architecture: "gpt2"/);
-    assert.notEqual(cli([]).status, 0, 'no key, no answer');
+    assert.notEqual(cli('info').status, 0, 'no key, no answer');
     // The container's HEALTHCHECK needs no key.
-    const cliHealth = spawnSync(path.join(BIN_DIR, 'tandem-cli'),
-      ['health', `--server=${server.address}`, `--tls_ca=${cert}`, '--timeout=10s'], { encoding: 'utf8' });
+    const cliHealth = cli('health');
     assert.deepEqual([cliHealth.status, cliHealth.stdout], [0, 'SERVING\n'], cliHealth.stderr);
     // tandem-loadgen too, through gRPC and HTTPS; without the key every request fails.
     const loadgen = (args) => spawnSync(path.join(BIN_DIR, 'tandem-loadgen'),

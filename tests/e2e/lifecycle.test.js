@@ -101,6 +101,7 @@ test('tandem-cli health: SERVING and exit 0, then NOT_SERVING and exit 1 while d
   for (const end = Date.now() + 10000; Date.now() < end;) {
     draining = await cliHealth(server.address);
     if (draining.code !== 0) break;
+    await new Promise((r) => setTimeout(r, 100));
   }
   assert.deepEqual([draining.code, draining.stdout], [1, 'NOT_SERVING\n'], draining.stderr);
   call.cancel();

@@ -137,7 +137,7 @@ test('tandem-loadgen reports every request and agrees with /metrics', { timeout:
     // (about two mappings per request).
     const samples = await new Promise((resolve) => {
       const child = require('node:child_process').spawn(path.join(BIN_DIR, 'tandem-loadgen'),
-        [`--server=${server.address}`, '--num_requests=1000000', '--concurrency=4', '--prompt_tokens=4',
+        [`--server=${server.address}`, '--num_requests=100000', '--concurrency=4', '--prompt_tokens=4',
           '--output_tokens=1', '--warmup=0', '--progress_seconds=1']);
       const seen = [];
       child.stderr.on('data', (chunk) => {

@@ -10,11 +10,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <gmock/gmock.h>
+#include <functional>
+
 #include <gtest/gtest.h>
 #include <prometheus/counter.h>
 #include <nlohmann/json.hpp>
@@ -68,12 +71,15 @@ class RawClient {
 
 class HttpServerTest : public ::testing::Test {
  protected:
-  void Start(HttpServerOptions options = {}) {
+  // Binds, adds the metrics routes and `routes`' own, then starts.
+  void Start(HttpServerOptions options = {},
+             const std::function<void(HttpServer&)>& routes = nullptr) {
     options.listen = "127.0.0.1:0";
     auto server = HttpServer::Bind(options);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
     AddMetricsRoutes(metrics_.registry(), ready_, server_.get());
+    if (routes) routes(*server_);
     server_->Start();
   }
   // One request on a fresh connection; the whole response.
@@ -201,48 +207,41 @@ TEST_F(HttpServerTest, BodiesOfUnstatedOrEncodedSizeAreRefusedUnread) {
   EXPECT_THAT(Get("/healthz"), StartsWith("HTTP/1.1 200"));
 }
 
-// A request refused for its key or method (401, 405) must not leave its
-// body on a kept-alive connection, where it would be read as the next
-// request: here the body is itself a request, which must not be answered.
-TEST(HttpServerRoutesTest, APatternRouteAnswersCorsPreflightsAndRefusesOtherMethods) {
+TEST_F(HttpServerTest, APatternRouteAnswersCorsPreflightsAndRefusesOtherMethods) {
   HttpServerOptions options;
-  options.listen = "127.0.0.1:0";
   options.api_prefix = "/v1/";
   options.api_key = "sesame";
   options.cors_origins = {"https://app.example"};
-  absl::StatusOr<std::unique_ptr<HttpServer>> server = HttpServer::Bind(options);
-  ASSERT_TRUE(server.ok()) << server.status();
-  (*server)->Get(R"(/v1/items/(.+))", [](const httplib::Request&, httplib::Response& response) {
-    response.set_content("{}", "application/json");
+  Start(options, [](HttpServer& server) {
+    server.Get(R"(/v1/items/(.+))", [](const httplib::Request&, httplib::Response& response) {
+      response.set_content("{}", "application/json");
+    });
   });
-  (*server)->Start();
-  const auto request = [&](const std::string& text) {
-    RawClient client((*server)->port());
-    client.Send(text);
-    return client.ReadAll();
-  };
   // The preflight needs no key (browsers never send one), as on exact paths.
-  const std::string preflight = request(
+  const std::string preflight = Request(
       "OPTIONS /v1/items/abc HTTP/1.1\r\nHost: x\r\nOrigin: https://app.example\r\n"
       "Access-Control-Request-Method: GET\r\nConnection: close\r\n\r\n");
   EXPECT_THAT(preflight, StartsWith("HTTP/1.1 204"));
   EXPECT_THAT(preflight, HasSubstr("Access-Control-Allow-Origin: https://app.example"));
   EXPECT_THAT(preflight, HasSubstr("Access-Control-Allow-Methods: GET, HEAD"));
-  EXPECT_THAT(request("DELETE /v1/items/abc HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sesame\r\n"
+  EXPECT_THAT(Request("DELETE /v1/items/abc HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sesame\r\n"
                       "Connection: close\r\n\r\n"),
               AllOf(StartsWith("HTTP/1.1 405"), HasSubstr("Allow: GET, HEAD")));
-  EXPECT_THAT(request("GET /v1/items/abc HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sesame\r\n"
+  EXPECT_THAT(Request("GET /v1/items/abc HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sesame\r\n"
                       "Connection: close\r\n\r\n"),
               AllOf(StartsWith("HTTP/1.1 200"), HasSubstr("Vary: Origin")));
   // With origins listed, every API answer varies with the Origin, a 401 for
   // another origin included (it names none).
-  const std::string other = request(
+  const std::string other = Request(
       "GET /v1/items/abc HTTP/1.1\r\nHost: x\r\nOrigin: https://other.example\r\n"
       "Connection: close\r\n\r\n");
   EXPECT_THAT(other, AllOf(StartsWith("HTTP/1.1 401"), HasSubstr("Vary: Origin"),
                            Not(HasSubstr("Access-Control-Allow-Origin"))));
 }
 
+// A request refused for its key or method (401, 405) must not leave its
+// body on a kept-alive connection, where it would be read as the next
+// request: here the body is itself a request, which must not be answered.
 TEST_F(HttpServerTest, ARefusedRequestsBodyIsNotReadAsTheNextRequest) {
   HttpServerOptions options;
   options.api_key = "secret";

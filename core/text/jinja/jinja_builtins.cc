@@ -142,8 +142,10 @@ absl::StatusOr<Value> Replace(const std::string& s, const std::vector<Value>& ar
   const std::string& to = new_value.str();
   std::string out;
   auto too_long = [&out] { return out.size() > kMaxBuiltStringBytes; };
-  const absl::Status too_long_error = absl::InvalidArgumentError(
-      absl::StrCat("replace() would build more than ", kMaxBuiltStringBytes >> 20, " MiB"));
+  auto too_long_error = [] {
+    return absl::InvalidArgumentError(
+        absl::StrCat("replace() would build more than ", kMaxBuiltStringBytes >> 20, " MiB"));
+  };
   if (from.empty()) {
     // /(?=)/gu: an empty match before every code point and at the end.
     size_t i = 0;
@@ -152,7 +154,7 @@ absl::StatusOr<Value> Replace(const std::string& s, const std::vector<Value>& ar
         out += to;
         --remaining;
       }
-      if (too_long()) return too_long_error;
+      if (too_long()) return too_long_error();
       if (i >= s.size()) break;
       const size_t begin = i;
       DecodeUtf8(s, &i);
@@ -166,7 +168,7 @@ absl::StatusOr<Value> Replace(const std::string& s, const std::vector<Value>& ar
     if (at == std::string::npos) break;
     out.append(s, start, at - start);
     out += to;
-    if (too_long()) return too_long_error;
+    if (too_long()) return too_long_error();
     start = at + from.size();
     --remaining;
   }

@@ -32,14 +32,11 @@ absl::StatusOr<NodePtr> ParserImpl::ParseExpressionSequence(bool primary) {
   return tuple;
 }
 
-absl::StatusOr<NodePtr> ParserImpl::ParseExpression() {
-  DepthGuard guard(this);
-  RETURN_IF_ERROR(guard.Check());
-  return ParseIfExpression();
-}
+absl::StatusOr<NodePtr> ParserImpl::ParseExpression() { return ParseIfExpression(); }
 
 absl::StatusOr<NodePtr> ParserImpl::ParseIfExpression() {
-  DepthGuard guard(this);  // `else` recurses: a if b else c if d else ...
+  // Every expression comes here, and `else` recurses: a if b else c if d else ...
+  DepthGuard guard(this);
   RETURN_IF_ERROR(guard.Check());
   ASSIGN_OR_RETURN(NodePtr a, ParseLogicalOr());
   if (!IsIdentifier("if")) return a;

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/text/tokenizer.h"
+
 namespace tandem {
 namespace {
 
