@@ -22,6 +22,7 @@
 #              plus medium/large/xl at N = 1, 64
 #   hf         transformers generate() on the bench's GPT-2 small checkpoint, N = 1, 64 (run bench first)
 #   idle       GPU idle from the server's /metrics: 16 streams x 256 tokens and 1 x 512
+#              (SERVER_CPUS / CLIENT_CPUS: taskset lists for the server and the clients)
 #   parity     tests/parity/hf_parity.py (every size and dtype against transformers;
 #              PARITY_SIZES=gpt2 for the small one only)
 #   tokenizer  tests/parity/hf_tokenizer.py (the corpus against GPT2TokenizerFast)
