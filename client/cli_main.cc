@@ -93,7 +93,7 @@ std::unique_ptr<Generation::Stub> Connect() { return Generation::NewStub(OpenCha
 void SetDeadline(grpc::ClientContext* context) {
   if (const std::string file = absl::GetFlag(FLAGS_api_key_file); !file.empty()) {
     static const std::string key = ValueOrExit(ReadApiKey(file));
-    context->AddMetadata("authorization", "Bearer " + key);
+    AddApiKey(key, context);
   }
   const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
   if (timeout > absl::ZeroDuration()) {

@@ -1,21 +1,21 @@
 #include "client/client_credentials.h"
 
 #include "absl/status/status.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/read_file.h"
+#include "core/base/status_macros.h"
 
 namespace tandem {
 
 absl::StatusOr<std::string> ReadApiKey(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadFile(path);
-  if (!text.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--api_key_file: ", text.status().message()));
-  }
-  std::string key(absl::StripAsciiWhitespace(*text));
+  ASSIGN_OR_RETURN(std::string key, ReadFlagFile(path, "api_key_file"));
   if (key.empty()) return absl::InvalidArgumentError(absl::StrCat("--api_key_file: ", path, " is empty"));
   return key;
+}
+
+void AddApiKey(const std::string& key, grpc::ClientContext* context) {
+  if (!key.empty()) context->AddMetadata("authorization", "Bearer " + key);
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(

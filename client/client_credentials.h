@@ -17,6 +17,10 @@ namespace tandem {
 // InvalidArgument naming the flag when the file cannot be read or is empty.
 absl::StatusOr<std::string> ReadApiKey(const std::string& path);
 
+// Sends `key` with the call as "authorization: Bearer KEY" (nothing when
+// empty).
+void AddApiKey(const std::string& key, grpc::ClientContext* context);
+
 // Plaintext when `tls_ca_path` is empty, else TLS trusting the PEM
 // certificates in that file (--tls_ca); InvalidArgument when it cannot be
 // read or holds no PEM certificate.

@@ -18,7 +18,6 @@
 #include "core/base/cuda_queues.h"
 #include "core/base/host_allocator.h"
 #include "core/base/program_usage.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "core/engine/engine.h"
@@ -208,17 +207,10 @@ struct Secrets {
   std::shared_ptr<grpc::ServerCredentials> grpc_credentials;
 };
 
-absl::StatusOr<std::string> ReadTrimmed(const std::string& path, const char* flag) {
-  absl::StatusOr<std::string> text = ReadFile(path);
-  if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ",
-                                                                  text.status().message()));
-  return std::string(absl::StripAsciiWhitespace(*text));
-}
-
 absl::StatusOr<Secrets> ReadSecrets() {
   Secrets secrets;
   if (const std::string file = absl::GetFlag(FLAGS_api_key_file); !file.empty()) {
-    ASSIGN_OR_RETURN(secrets.api_key, ReadTrimmed(file, "api_key_file"));
+    ASSIGN_OR_RETURN(secrets.api_key, ReadFlagFile(file, "api_key_file"));
     if (secrets.api_key.empty()) return absl::InvalidArgumentError("--api_key_file is empty");
   }
   const std::string cert = absl::GetFlag(FLAGS_tls_cert), key = absl::GetFlag(FLAGS_tls_key);
@@ -234,8 +226,8 @@ absl::StatusOr<Secrets> ReadSecrets() {
   }
   grpc::SslServerCredentialsOptions ssl;
   grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-  ASSIGN_OR_RETURN(pair.cert_chain, ReadTrimmed(cert, "tls_cert"));
-  ASSIGN_OR_RETURN(pair.private_key, ReadTrimmed(key, "tls_key"));
+  ASSIGN_OR_RETURN(pair.cert_chain, ReadFlagFile(cert, "tls_cert"));
+  ASSIGN_OR_RETURN(pair.private_key, ReadFlagFile(key, "tls_key"));
   ssl.pem_key_cert_pairs.push_back(pair);
   secrets.grpc_credentials = grpc::SslServerCredentials(ssl);
   return secrets;

@@ -63,7 +63,7 @@ class StreamReader : public grpc::ClientReadReactor<v1::GenerateResponse> {
 RequestRecord SendGenerate(v1::Generation::Stub& stub, const v1::GenerateRequest& request,
                            absl::Time run_start, const GrpcCallOptions& options) {
   const auto prepare = [&](grpc::ClientContext& context, absl::Time start) {
-    if (!options.api_key.empty()) context.AddMetadata("authorization", "Bearer " + options.api_key);
+    AddApiKey(options.api_key, &context);
     if (options.timeout != absl::InfiniteDuration()) {
       context.set_deadline(absl::ToChronoTime(start + options.timeout));
     }

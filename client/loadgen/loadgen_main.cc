@@ -102,10 +102,10 @@ struct Planned {
   double arrival = 0;  // seconds after the run's start (rate mode)
 };
 
+// `rate` > 0: Poisson arrivals at that many requests per second.
 std::vector<Planned> Plan(int count, int vocab, const LengthSpec& prompt,
-                          const LengthSpec& output, std::mt19937_64& rng) {
+                          const LengthSpec& output, double rate, std::mt19937_64& rng) {
   std::vector<Planned> plan(count);
-  const double rate = absl::GetFlag(FLAGS_request_rate);
   std::exponential_distribution<double> gap(rate > 0 ? rate : 1.0);
   std::uniform_int_distribution<int> token(0, vocab - 1);
   double t = 0;
@@ -186,7 +186,8 @@ int Main() {
     std::fprintf(stderr, "error: --slo: %s\n", error.c_str());
     return 2;
   }
-  const bool rate_mode = absl::GetFlag(FLAGS_request_rate) > 0;
+  const double rate = absl::GetFlag(FLAGS_request_rate);
+  const bool rate_mode = rate > 0;
   const char* limit_flag = rate_mode ? "--max_concurrency" : "--concurrency";
   const int limit = rate_mode ? absl::GetFlag(FLAGS_max_concurrency) : absl::GetFlag(FLAGS_concurrency);
   if (limit < 1) {
@@ -197,7 +198,7 @@ int Main() {
     std::fprintf(stderr, "error: --num_requests and --warmup must be 0 or more\n");
     return 2;
   }
-  if (!std::isfinite(absl::GetFlag(FLAGS_request_rate)) || absl::GetFlag(FLAGS_request_rate) < 0) {
+  if (!std::isfinite(rate) || rate < 0) {
     std::fprintf(stderr, "error: --request_rate must be a finite number, 0 or more\n");
     return 2;
   }
@@ -253,7 +254,7 @@ int Main() {
     v1::ModelInfo info;
     grpc::ClientContext info_context;
     info_context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
-    if (!api_key.empty()) info_context.AddMetadata("authorization", "Bearer " + api_key);
+    AddApiKey(api_key, &info_context);
     if (grpc::Status s = stub->GetModelInfo(&info_context, v1::GetModelInfoRequest(), &info);
         !s.ok()) {
       std::fprintf(stderr, "error: %s: %s\n", absl::GetFlag(FLAGS_server).c_str(),
@@ -302,11 +303,11 @@ int Main() {
     return 2;
   }
   std::mt19937_64 rng(absl::GetFlag(FLAGS_seed));
-  for (const Planned& p : Plan(absl::GetFlag(FLAGS_warmup), vocab, prompt, output, rng)) {
+  for (const Planned& p : Plan(absl::GetFlag(FLAGS_warmup), vocab, prompt, output, rate, rng)) {
     send(p.request, absl::Now());
   }
   const std::vector<RequestRecord> records =
-      Run(send, Plan(absl::GetFlag(FLAGS_num_requests), vocab, prompt, output, rng), limit,
+      Run(send, Plan(absl::GetFlag(FLAGS_num_requests), vocab, prompt, output, rate, rng), limit,
           rate_mode);
   const RunSummary s = Summarize(records, slo);
   if (s.failed > 0) {

@@ -90,11 +90,12 @@ RequestRecord OpenAiSender::Send(const std::vector<int32_t>& prompt, int max_tok
   bool done = false;
   bool timed_out = false;
   request.content_receiver = [&](const char* data, size_t size, uint64_t, uint64_t) {
-    const double t = absl::ToDoubleSeconds(absl::Now() - start);
-    if (absl::Now() - start > options_.timeout) {
+    const absl::Duration elapsed = absl::Now() - start;
+    if (elapsed > options_.timeout) {
       timed_out = true;
       return false;  // httplib closes the connection: the server cancels
     }
+    const double t = absl::ToDoubleSeconds(elapsed);
     buffer.append(data, size);
     for (size_t cut; (cut = buffer.find("\n\n")) != std::string::npos;) {
       const std::string event = buffer.substr(0, cut);

@@ -6,9 +6,18 @@
 #include <cstdio>
 #include <cstring>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
 namespace tandem {
+
+absl::StatusOr<std::string> ReadFlagFile(const std::string& path, const char* flag) {
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", text.status().message()));
+  }
+  return std::string(absl::StripAsciiWhitespace(*text));
+}
 
 bool FileExists(const std::string& path) {
   struct stat st;

@@ -12,6 +12,10 @@ namespace tandem {
 // cannot be opened or read; both name the path.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
+// A flag's file (an API key, a PEM file), surrounding whitespace removed;
+// ReadFile's errors as InvalidArgumentError prefixed with "--`flag`: ".
+absl::StatusOr<std::string> ReadFlagFile(const std::string& path, const char* flag);
+
 // Whether `path` names an existing file or directory.
 bool FileExists(const std::string& path);
 

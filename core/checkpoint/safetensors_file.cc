@@ -25,8 +25,6 @@ using Json = nlohmann::json;
 
 constexpr absl::string_view kMetadataKey = "__metadata__";
 constexpr size_t kLengthPrefixBytes = 8;
-// Safetensors headers nest 3 levels deep; deeper input is rejected before
-// parsing so that nothing downstream can recurse without bound.
 // Untrusted strings echoed in error messages are escaped and cut to this.
 constexpr size_t kMaxEchoChars = 128;
 
@@ -280,6 +278,8 @@ absl::Status CheckNoOverlaps(absl::string_view file, const char* data_begin,
 absl::Status ParseHeader(absl::string_view file, absl::string_view header,
                          const char* data_begin, uint64_t data_size,
                          Parsed* out) {
+  // Safetensors headers nest 3 levels deep; deeper input is rejected before
+  // parsing so that nothing downstream can recurse without bound.
   if (JsonNestingDepth(header, kMaxJsonNesting) > kMaxJsonNesting) {
     return FileError(file, absl::StrCat("header JSON nests deeper than ",
                                         kMaxJsonNesting, " levels"));

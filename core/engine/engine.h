@@ -67,7 +67,7 @@ class Engine {
   // Stops accepting requests; those that have not started finish at once
   // with kShutdown and an UNAVAILABLE error (they may go elsewhere); running
   // ones get up to `grace`, then finish with kShutdown. Joins the thread.
-  // Returns the number of running requests that had to be cut off.
+  // Returns the number of requests cut off mid-stream (with tokens generated).
   int Shutdown(absl::Duration grace);
   // From any thread, during Shutdown: ends the grace period now.
   void CutShort();

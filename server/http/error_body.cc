@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/http/dump_json.h"
+
 namespace tandem {
 
 std::string ErrorBody(const std::string& message, const std::string& type,
@@ -12,7 +14,7 @@ std::string ErrorBody(const std::string& message, const std::string& type,
   const nlohmann::json body = {
       {"error",
        {{"message", message}, {"type", type}, {"param", or_null(param)}, {"code", or_null(code)}}}};
-  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return DumpJson(body);
 }
 
 }  // namespace tandem

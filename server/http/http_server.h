@@ -60,13 +60,13 @@ struct HttpServerOptions {
   std::set<std::string> cors_origins;
 };
 
+struct RouteMethods;  // http_server.cc
+
 // Ownership: owns the httplib::Server, its pool and the listening thread.
 // Threading: Get/Post only before Start(); handlers run on the pool threads,
 // concurrently, and must be thread-safe. Every known path answers other
 // methods with 405 and an Allow header; unknown paths get 404. With an API
 // key, handlers run only for requests that carry it (401 otherwise).
-struct RouteMethods;  // http_server.cc
-
 class HttpServer {
  public:
   // Binds `options.listen`. UNAVAILABLE (address in use, not local) or
@@ -96,7 +96,6 @@ class HttpServer {
 
   const HttpServerOptions options_;
   std::unique_ptr<httplib::Server> server_;
-  // path -> methods; shared with the routing hook, read-only once started.
   // The methods each route answers (shared with the hooks; filled before Start).
   std::shared_ptr<RouteMethods> allowed_;
   int port_ = 0;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "server/http/dump_json.h"
 
 namespace tandem {
 namespace {
@@ -30,10 +31,6 @@ json CompletionLogprobs(const json& entries) {
 }
 
 }  // namespace
-
-std::string DumpJson(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 OpenAiResponse::OpenAiResponse(const OpenAiRequest& request,
                                std::shared_ptr<const Tokenizer> tokenizer)

@@ -66,9 +66,6 @@ class OpenAiResponse {
   std::optional<ApiError> error_;
 };
 
-// JSON text that never throws on invalid UTF-8 (replaced by U+FFFD).
-std::string DumpJson(const nlohmann::json& j);
-
 }  // namespace tandem
 
 #endif  // TANDEM_SERVER_OPENAI_OPENAI_RESPONSE_H_

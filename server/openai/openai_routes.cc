@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "core/engine/request_validator.h"
 #include "server/http/connection_watch.h"
+#include "server/http/dump_json.h"
 #include "server/openai/chat_page.h"
 #include "server/openai/choice_events.h"
 #include "server/openai/openai_response.h"

@@ -16,8 +16,6 @@
 #include <vector>
 
 #include <gmock/gmock.h>
-#include <functional>
-
 #include <gtest/gtest.h>
 #include <prometheus/counter.h>
 #include <nlohmann/json.hpp>
