@@ -46,8 +46,10 @@ ABSL_FLAG(std::string, tls_ca, "",
 ABSL_FLAG(std::string, api_key_file, "",
           "file holding the server's API key, sent as 'authorization: Bearer KEY'");
 ABSL_FLAG(absl::Duration, timeout, absl::ZeroDuration(),
-          "a request not finished this long after its start fails (gRPC: DEADLINE_EXCEEDED; "
-          "HTTP: timed out); 0: none for gRPC, and for HTTP 600 s without a byte");
+          "a request not finished this long (D) after its start fails (gRPC: DEADLINE_EXCEEDED, "
+          "at D; HTTP: timed out, at its first bytes past D or after D without any, so a "
+          "stream that stalls is cut off by 2 x D at most); 0: none for gRPC, and for HTTP "
+          "600 s without a byte");
 ABSL_FLAG(int32_t, vocab_size, 50257,
           "--api=completions|chat: prompt token ids are drawn below this (gRPC asks the server)");
 ABSL_FLAG(int32_t, channels, 1,
@@ -70,7 +72,7 @@ ABSL_FLAG(uint64_t, seed, 1, "seed of the lengths, prompts and arrivals");
 ABSL_FLAG(std::string, slo, "", "goodput objectives, ttft:MS,tpot:MS");
 ABSL_FLAG(std::string, out, "",
           "JSON lines: one per request, then the summary (the file is created, or emptied, "
-          "before the run)");
+          "once the server has answered, before the run)");
 ABSL_FLAG(double, progress_seconds, 5, "a progress line on stderr this often (0: none)");
 ABSL_FLAG(bool, token_times, false,
           "--out: also each token's arrival time (seconds since the request's start)");
@@ -202,15 +204,6 @@ int Main() {
     std::fprintf(stderr, "error: --request_rate must be a finite number, 0 or more\n");
     return 2;
   }
-  // Opened before the run, so that a path that cannot be written fails now.
-  std::ofstream out_file;
-  if (const std::string out = absl::GetFlag(FLAGS_out); !out.empty()) {
-    out_file.open(out);
-    if (!out_file) {
-      std::fprintf(stderr, "error: --out: cannot write %s\n", out.c_str());
-      return 2;
-    }
-  }
   const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
   if (timeout < absl::ZeroDuration()) {
     std::fprintf(stderr, "error: --timeout must be 0 (none) or more\n");
@@ -301,6 +294,17 @@ int Main() {
   } else {
     std::fprintf(stderr, "error: --api is grpc, completions or chat, not %s\n", api.c_str());
     return 2;
+  }
+  // Opened (emptied) once every flag is checked and the server answered, and
+  // before the run, so that a path that cannot be written fails now and a
+  // run that never starts leaves the file as it was.
+  std::ofstream out_file;
+  if (const std::string out = absl::GetFlag(FLAGS_out); !out.empty()) {
+    out_file.open(out);
+    if (!out_file) {
+      std::fprintf(stderr, "error: --out: cannot write %s\n", out.c_str());
+      return 2;
+    }
   }
   std::mt19937_64 rng(absl::GetFlag(FLAGS_seed));
   for (const Planned& p : Plan(absl::GetFlag(FLAGS_warmup), vocab, prompt, output, rate, rng)) {

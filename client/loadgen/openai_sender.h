@@ -20,7 +20,8 @@ struct OpenAiSenderOptions {
   std::string tls_ca_file;  // non-empty: HTTPS, the server's certificate checked against it
   std::string api_key;      // non-empty: sent as "Authorization: Bearer KEY"
   // A request still streaming this long after its start fails ("timed
-  // out"); so does one silent for this long or 600 s, whichever is shorter.
+  // out"), cut off at its first bytes past it; so does one silent for this
+  // long or 600 s, whichever is shorter (a stalled stream: by 2 x timeout).
   absl::Duration timeout = absl::InfiniteDuration();
 };
 

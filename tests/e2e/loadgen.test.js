@@ -79,6 +79,16 @@ test('tandem-loadgen reports every request and agrees with /metrics', { timeout:
     const bad = spawnSync(path.join(BIN_DIR, 'tandem-loadgen'), [`--server=${server.address}`, '--grpc_reads=sideways']);
     assert.equal(bad.status, 2);
     assert.match(String(bad.stderr), /--grpc_reads is callback or blocking/);
+    // A run refused before it starts leaves --out as it was (the file was
+    // emptied before the flags after it were checked).
+    const earlier = path.join(dir, 'earlier-run.jsonl');
+    fs.writeFileSync(earlier, '{"summary": true}\n');
+    for (const flag of ['--api=sideways', '--grpc_reads=sideways', '--timeout=-1s']) {
+      const refused = spawnSync(path.join(BIN_DIR, 'tandem-loadgen'),
+        [`--server=${server.address}`, `--out=${earlier}`, flag], { encoding: 'utf8', timeout: 20000 });
+      assert.equal(refused.status, 2, `${flag}: ${refused.stderr}`);
+      assert.equal(fs.readFileSync(earlier, 'utf8'), '{"summary": true}\n', flag);
+    }
     fs.writeFileSync(path.join(dir, 'empty-key'), ' \n');
     // Flags that cannot run are refused at once (--concurrency=0 waited
     // forever, a negative count aborted, an unwritable --out lost the run).
