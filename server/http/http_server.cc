@@ -172,8 +172,6 @@ bool Refuse(const HttpServerOptions& options, const std::set<std::string>* metho
   if (!options.api_key.empty() && options.open_paths.count(request.path) == 0 &&
       !ConstantTimeEquals(request.get_header_value("Authorization"), "Bearer " + options.api_key)) {
     response.set_header("WWW-Authenticate", "Bearer");
-    const std::string origin = AllowedOrigin(options, request);
-    if (!origin.empty()) response.set_header("Access-Control-Allow-Origin", origin);
     SetError(options, request, response, 401,
              "this server needs the header \"Authorization: Bearer <api key>\"",
              "authentication_error", "invalid_api_key");
@@ -347,16 +345,18 @@ HttpServer::HttpServer(const HttpServerOptions& options)
   }));
   server_->set_post_routing_handler([options = options_](const httplib::Request& request,
                                                          httplib::Response& response) {
-    const std::string origin = AllowedOrigin(options, request);
+    // (Every response passes here, those answered before routing too.)
+    if (options.cors_origins.empty() || !IsApiPath(options, request.path)) return;
+    // "*": every API answer names it, with an Origin or without, so none
+    // varies with it. Listed origins: every API answer depends on the
+    // request's Origin (allowed, another, or none), so a shared cache must
+    // key on it.
+    const bool any = options.cors_origins.count("*") > 0;
+    const std::string origin = any ? "*" : AllowedOrigin(options, request);
     if (!origin.empty() && !response.has_header("Access-Control-Allow-Origin")) {
       response.set_header("Access-Control-Allow-Origin", origin);
     }
-    // Listed origins: every API answer depends on the request's Origin
-    // (allowed, another, or none), so a shared cache must key on it.
-    if (!options.cors_origins.empty() && options.cors_origins.count("*") == 0 &&
-        IsApiPath(options, request.path) && !response.has_header("Vary")) {
-      response.set_header("Vary", "Origin");
-    }
+    if (!any && !response.has_header("Vary")) response.set_header("Vary", "Origin");
   });
 }
 

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <prometheus/registry.h>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "server/http/connection_watch.h"
@@ -235,6 +236,37 @@ TEST_F(HttpServerTest, APatternRouteAnswersCorsPreflightsAndRefusesOtherMethods)
       "Connection: close\r\n\r\n");
   EXPECT_THAT(other, AllOf(StartsWith("HTTP/1.1 401"), HasSubstr("Vary: Origin"),
                            Not(HasSubstr("Access-Control-Allow-Origin"))));
+}
+
+// With "*" every API answer, with an Origin or without, names "*" and so
+// does not vary with the Origin (one without it, cached, would be served to a
+// browser that then blocks it); other paths name none.
+TEST_F(HttpServerTest, AnyOriginIsNamedOnEveryApiAnswer) {
+  HttpServerOptions options;
+  options.api_prefix = "/v1/";
+  options.api_key = "sesame";
+  options.cors_origins = {"*"};
+  options.open_paths = {"/healthz"};
+  Start(options, [](HttpServer& server) {
+    server.Get("/v1/models", [](const httplib::Request&, httplib::Response& response) {
+      response.set_content("{}", "application/json");
+    });
+    server.Get("/healthz", [](const httplib::Request&, httplib::Response& response) {
+      response.set_content("ok", "text/plain");
+    });
+  });
+  for (const char* origin : {"", "Origin: https://app.example\r\n"}) {
+    for (const char* key : {"", "Authorization: Bearer sesame\r\n"}) {
+      const std::string answer =
+          Request(absl::StrCat("GET /v1/models HTTP/1.1\r\nHost: x\r\n", origin, key,
+                               "Connection: close\r\n\r\n"));
+      EXPECT_THAT(answer, AllOf(HasSubstr("Access-Control-Allow-Origin: *"), Not(HasSubstr("Vary"))))
+          << origin << key;
+      EXPECT_THAT(answer, StartsWith(*key == '\0' ? "HTTP/1.1 401" : "HTTP/1.1 200"));
+    }
+  }
+  EXPECT_THAT(Request("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+              AllOf(StartsWith("HTTP/1.1 200"), Not(HasSubstr("Access-Control-Allow-Origin"))));
 }
 
 // A request refused for its key or method (401, 405) must not leave its
