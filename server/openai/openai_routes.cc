@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "core/engine/request_validator.h"
 #include "server/http/connection_watch.h"
@@ -54,6 +55,20 @@ std::string OpenAiParam(const std::string& field, const OpenAiRequest& request) 
   return field;  // temperature, top_k, top_p, min_p: the same names
 }
 
+// An engine validation error as the client's request names things: its
+// field in `param`, and in the message where the engine's leads it
+// ("max_tokens = 5000 does not fit ..." for max_completion_tokens,
+// "prompt_token_ids[3] = ..." for a completions prompt of ids).
+void NameClientField(const absl::Status& status, const OpenAiRequest& request, ApiError* error) {
+  const std::string field = InvalidField(status);
+  error->param = OpenAiParam(field, request);
+  const std::string engine_name = field == "prompt" ? "prompt_token_ids" : field;
+  if (!engine_name.empty() && engine_name != error->param &&
+      absl::StartsWith(error->message, engine_name)) {
+    error->message.replace(0, engine_name.size(), error->param);
+  }
+}
+
 void Handle(const std::shared_ptr<OpenAiBackend>& backend, bool chat,
             const httplib::Request& req, httplib::Response& res) {
   const std::optional<OpenAiContext> context = backend->context();
@@ -85,7 +100,7 @@ void Handle(const std::shared_ptr<OpenAiBackend>& backend, bool chat,
   if (!ids.ok()) {
     backend->Rejected();
     ApiError error = ApiError::FromStatus(ids.status());
-    if (error.http_status == 400) error.param = OpenAiParam(InvalidField(ids.status()), g->request);
+    if (error.http_status == 400) NameClientField(ids.status(), g->request, &error);
     return Reply(res, error);
   }
   g->ids = *std::move(ids);

@@ -31,8 +31,10 @@ test('GET /v1/models lists the served model with its context length', async () =
   assert.equal(data.length, 1);
   assert.equal(data[0].object, 'model');
   assert.equal(data[0].max_model_len, 1024);
+  assert.equal(data[0].id, 'gpt2-random');  // the embedded default model's name
   // models.retrieve: GET /v1/models/{id}; another id is model_not_found.
   const one = await client.models.retrieve(data[0].id);
+  assert.equal(one.id, 'gpt2-random');
   assert.deepEqual(one, data[0]);
   await assert.rejects(client.models.retrieve('gpt-17'), (e) => {
     assert.equal(e.status, 404);
@@ -168,8 +170,17 @@ test('errors are OpenAI error objects with the right status', async () => {
     (e) => { assert.equal(e.error.param, 'temperature'); assert.equal(e.error.type, 'invalid_request_error'); });
   await expectError(client.completions.create({ model, prompt: 'x', max_tokens: 5000 }), 400,
     (e) => assert.equal(e.error.param, 'max_tokens'));
+  // The message names the client's field too, not the engine's.
   await expectError(client.chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }], max_completion_tokens: 5000 }), 400,
-    (e) => assert.equal(e.error.param, 'max_completion_tokens'));
+    (e) => {
+      assert.equal(e.error.param, 'max_completion_tokens');
+      assert.match(e.error.message, /^max_completion_tokens = 5000 does not fit/);
+    });
+  await expectError(client.completions.create({ model, prompt: [11, 50257], max_tokens: 1 }), 400,
+    (e) => {
+      assert.equal(e.error.param, 'prompt');
+      assert.match(e.error.message, /^prompt\[1\] = 50257 is outside the vocabulary/);
+    });
   await expectError(client.completions.create({ model, prompt: Array(1024).fill(11), max_tokens: 1 }), 400,
     (e) => assert.equal(e.error.param, 'prompt'));
   await expectError(client.completions.create({ model, prompt: 'x', stop: Array(17).fill('zz') }), 400,
