@@ -95,7 +95,8 @@ EXPOSE 50051 9400
 # Healthy once the model is loaded and gRPC's health service says SERVING
 # (open without the API key; unhealthy while draining). With --tls_cert, or
 # another --listen port, give the container a HEALTHCHECK of its own
-# (tandem-cli health --tls_ca=CERT --server=127.0.0.1:PORT).
+# (tandem-cli health --tls_ca=CERT --server=HOST:PORT, HOST a name the
+# certificate holds, e.g. localhost, or 127.0.0.1 when it lists that IP).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=300s \
   CMD ["/usr/local/bin/tandem-cli", "health", "--server=127.0.0.1:50051", "--timeout=3s"]
 ENTRYPOINT ["/usr/local/bin/tandem-server"]
@@ -142,7 +143,8 @@ EXPOSE 50051 9400
 # Healthy once the model is loaded and gRPC's health service says SERVING
 # (open without the API key; unhealthy while draining). With --tls_cert, or
 # another --listen port, give the container a HEALTHCHECK of its own
-# (tandem-cli health --tls_ca=CERT --server=127.0.0.1:PORT).
+# (tandem-cli health --tls_ca=CERT --server=HOST:PORT, HOST a name the
+# certificate holds, e.g. localhost, or 127.0.0.1 when it lists that IP).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=300s \
   CMD ["/usr/local/bin/tandem-cli", "health", "--server=127.0.0.1:50051", "--timeout=3s"]
 ENTRYPOINT ["/usr/local/bin/tandem-server"]

@@ -121,7 +121,9 @@ test('the autoscaler and the monitor use what Tandem exports', async () => {
   assert.equal(scaled.spec.scaleTargetRef.name, docs.find((d) => d.doc.kind === 'Deployment').doc.metadata.name);
   const monitor = docs.find((d) => d.doc.kind === 'ServiceMonitor').doc;
   const service = docs.find((d) => d.doc.kind === 'Service').doc;
-  // The Prometheus Operator names a ServiceMonitor's job after the Service.
+  // The Prometheus Operator names a ServiceMonitor's job after the Service
+  // (unless its jobLabel names a label to take it from).
+  assert.equal(monitor.spec.jobLabel, undefined, 'the job is the Service\'s name');
   assert.match(query, new RegExp(`\\{job="${service.metadata.name}"\\}`), 'the query counts Tandem\'s pods only');
   assert.ok(scaled.spec.minReplicaCount >= 1, 'the trigger cannot wake a deployment scaled to zero');
   assert.ok(service.spec.ports.some((p) => p.name === monitor.spec.endpoints[0].port));
