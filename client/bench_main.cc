@@ -480,6 +480,15 @@ int MixedMain(const std::string& model_dir, const std::string& model_name,
 }
 
 int Main() {
+  // Every --batch entry is checked before the checkpoint is written and the
+  // first row runs.
+  std::vector<int> batches;
+  for (const std::string& n : absl::GetFlag(FLAGS_batch)) {
+    if (!absl::SimpleAtoi(n, &batches.emplace_back()) || batches.back() < 1) {
+      LogError("--batch entries are numbers of sequences, 1 or more; got ", n);
+      return 2;
+    }
+  }
   std::string model_dir = absl::GetFlag(FLAGS_model);
   std::string model_name = model_dir;
   if (model_dir.empty()) {
@@ -520,12 +529,7 @@ int Main() {
               "peak GiB", "wt TB/s");
   int status = 0;  // 1 once a row failed
   for (const std::string& mode : absl::GetFlag(FLAGS_modes)) {
-    for (const std::string& n : absl::GetFlag(FLAGS_batch)) {
-      int batch = 0;
-      if (!absl::SimpleAtoi(n, &batch) || batch < 1) {
-        LogError("--batch entries are numbers of sequences, 1 or more; got ", n);
-        return 2;
-      }
+    for (const int batch : batches) {
       absl::StatusOr<Result> r = RunOne(model_dir, mode, batch);
       if (!r.ok()) {
         std::printf("%-10s %-24s %5d failed: %s\n", model_name.c_str(), mode.c_str(), batch,

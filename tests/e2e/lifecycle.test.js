@@ -2,6 +2,8 @@
 'use strict';
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const { execFile, spawnSync } = require('node:child_process');
 const { grpc, startServer, clients, generate, BIN_DIR } = require('./tandem_client');
@@ -37,6 +39,16 @@ test('tandem-cli refuses what it cannot do, with exit 2 and the flag named', () 
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, message);
   }
+});
+
+test('tandem-bench refuses a bad --batch before it writes a checkpoint or runs a row', () => {
+  const workdir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tandem-bench-')), 'never');
+  const r = spawnSync(path.join(BIN_DIR, 'tandem-bench'), [`--workdir=${workdir}`, '--batch=1,x',
+    '--modes=sync_eager', '--new_tokens=2'], { encoding: 'utf8', timeout: 120000 });
+  assert.equal(r.status, 2, r.stderr);
+  assert.match(r.stderr, /--batch entries are numbers of sequences, 1 or more; got x/);
+  assert.deepEqual(fs.readdirSync(path.dirname(workdir)), [], 'no checkpoint was written');
+  assert.doesNotMatch(r.stdout, /sync_eager/, 'no row ran');
 });
 
 test('a full queue answers RESOURCE_EXHAUSTED', async () => {
