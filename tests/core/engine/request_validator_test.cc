@@ -11,6 +11,7 @@ namespace tandem {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 class RequestValidatorTest : public ::testing::Test {
  protected:
@@ -88,6 +89,28 @@ TEST_F(RequestValidatorTest, ErrorsNameTheirField) {
   request_.stopping.stop_strings = {""};
   EXPECT_EQ(InvalidField(Validate()), "stop_strings");
   request_.stopping.stop_strings.clear();
+  request_.stopping.stop_token_ids = {100};
+  EXPECT_EQ(InvalidField(Validate()), "stop_token_ids");
+  request_.stopping.stop_token_ids.clear();
+  request_.sampling.temperature = -1;
+  EXPECT_EQ(InvalidField(Validate()), "temperature");
+  request_.sampling.temperature = 0;
+  request_.sampling.top_k = -1;
+  EXPECT_EQ(InvalidField(Validate()), "top_k");
+  request_.sampling.top_k = 0;
+  request_.sampling.top_p = 2;
+  EXPECT_EQ(InvalidField(Validate()), "top_p");
+  request_.sampling.top_p = 1;
+  request_.sampling.min_p = 2;
+  EXPECT_EQ(InvalidField(Validate()), "min_p");
+  request_.sampling.min_p = 0;
+  // The OpenAI front end renames the field where the message leads with it.
+  request_.stopping.max_tokens = 1000;
+  EXPECT_THAT(std::string(Validate().message()), StartsWith("max_tokens = 1000 "));
+  request_.stopping.max_tokens = 1;
+  request_.prompt_token_ids = {1, 100};
+  EXPECT_EQ(InvalidField(Validate()), "prompt");
+  EXPECT_THAT(std::string(Validate().message()), StartsWith("prompt_token_ids[1] = 100 "));
   request_.prompt_token_ids.clear();
   EXPECT_EQ(InvalidField(Validate()), "prompt");
   EXPECT_EQ(InvalidField(absl::InvalidArgumentError("x")), "");
